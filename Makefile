@@ -1,0 +1,48 @@
+# snowid: PGXS build.  Point PG_CONFIG at another pg_config to build
+# against a different PostgreSQL installation.
+
+MODULE_big = snowid
+OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
+
+EXTENSION = snowid
+DATA = $(wildcard snowid--*.sql) $(wildcard snowid_coordinator--*.sql)
+PGFILEDESC = "snowid - time-ordered, globally unique 64-bit ids"
+
+PG_CPPFLAGS = -I$(srcdir)/src
+
+# pg_regress suites run against a temporary instance with the library
+# preloaded (test/snowid.conf), as pg_cron does.
+REGRESS = type
+REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=./test/snowid.conf
+
+# Isolation specs get their own temporary instance.
+ISOLATION = $(patsubst test/isolation/specs/%.spec,%,$(wildcard test/isolation/specs/*.spec))
+ISOLATION_OPTS = --inputdir=test/isolation --outputdir=output_iso \
+	--temp-instance=./tmp_check_iso --temp-config=./test/snowid.conf
+
+# TAP suites start their own servers (PostgreSQL::Test::Cluster).
+TAP_TESTS = 1
+PROVE_TESTS = $(wildcard test/t/*.pl)
+PROVE_FLAGS = -I ./test/perl --verbose
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# The suites one by one, so that one failing suite does not hide the
+# others (scripts/test.sh runs them all and sums up).
+.PHONY: regresscheck isolationcheck tapcheck test demo
+regresscheck:
+	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
+
+isolationcheck:
+	$(pg_isolation_regress_installcheck) $(ISOLATION_OPTS) $(ISOLATION)
+
+tapcheck:
+	$(prove_installcheck)
+
+test:
+	bash scripts/test.sh
+
+demo:
+	bash scripts/demo.sh

@@ -1,0 +1,96 @@
+# Shared by the project's scripts: find PostgreSQL, install what is
+# missing, and run commands as an OS user PostgreSQL accepts.
+#
+# Sourced, not run.  Callers set -euo pipefail themselves.
+
+SNOWID_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+PG_CONFIG=${PG_CONFIG:-}
+if [ -z "$PG_CONFIG" ]; then
+	if [ -x /usr/lib/postgresql/15/bin/pg_config ]; then
+		PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+	else
+		PG_CONFIG=pg_config
+	fi
+fi
+export PG_CONFIG
+
+# Debian packages the build and the tests need.
+SNOWID_PACKAGES="postgresql-server-dev-15 libipc-run-perl libfaketime make gcc"
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Which of SNOWID_PACKAGES are not installed.
+missing_packages() {
+	local pkg missing=""
+	for pkg in $SNOWID_PACKAGES "$@"; do
+		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
+			missing="$missing $pkg"
+	done
+	echo "$missing"
+}
+
+# Install missing packages with apt-get when root; otherwise say which.
+ensure_packages() {
+	local missing
+	missing=$(missing_packages "$@")
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" -eq 0 ]; then
+		log "installing:$missing"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+	else
+		die "missing Debian packages:$missing
+Install them with: sudo apt-get install -y$missing"
+	fi
+}
+
+# Build and install the extension into the PostgreSQL that PG_CONFIG names.
+build_and_install() {
+	log "building against $("$PG_CONFIG" --version)"
+	make -C "$SNOWID_ROOT" -s PG_CONFIG="$PG_CONFIG" >/dev/null
+	local libdir
+	libdir=$("$PG_CONFIG" --pkglibdir)
+	if [ -w "$libdir" ]; then
+		make -C "$SNOWID_ROOT" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		sudo make -C "$SNOWID_ROOT" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+	else
+		die "cannot write to $libdir to install the extension.
+Run this as root, or run 'sudo make install' first, or set PG_CONFIG to a PostgreSQL you own."
+	fi
+}
+
+# The OS user servers run as: the caller, or "postgres" when the caller
+# is root (PostgreSQL refuses to run as root).
+server_user() {
+	if [ "$(id -u)" -eq 0 ]; then echo postgres; else id -un; fi
+}
+
+# Run a command as the server user, keeping the environment we need.
+as_server_user() {
+	if [ "$(id -u)" -eq 0 ]; then
+		runuser -u postgres -- env PATH="$PATH" PG_CONFIG="$PG_CONFIG" "$@"
+	else
+		"$@"
+	fi
+}
+
+# A fresh directory the server user can write.
+server_user_tmpdir() {
+	local dir
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/snowid-$1.XXXXXX")
+	if [ "$(id -u)" -eq 0 ]; then chown postgres: "$dir"; fi
+	chmod 755 "$dir"
+	echo "$dir"
+}
+
+# A TCP port on 127.0.0.1 that nothing listens on.
+free_port() {
+	perl -MIO::Socket::INET -e \
+		'my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 1) or die; print $s->sockport, "\n";'
+}
+
+PG_BINDIR=$("$PG_CONFIG" --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
+export PATH="$PG_BINDIR:$PATH"

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Run every test suite (pg_regress, isolation, TAP) and sum up.
+#
+# Installs what is missing, builds and installs the extension, then runs
+# each suite against its own temporary server as an OS user PostgreSQL
+# accepts (postgres, when run as root).  One failing suite never hides the
+# others; the last line is "N passed, N failed".  Exits non-zero on any
+# failure.
+set -uo pipefail
+source "$(dirname "$0")/common.sh"
+set -e
+ensure_packages
+build_and_install
+set +e
+
+# The suites write results and temporary instances into the tree, so as
+# root they run in a copy the server user owns.
+if [ "$(id -u)" -eq 0 ]; then
+	work=$(server_user_tmpdir test)
+	tar -C "$SNOWID_ROOT" --exclude=.git --exclude='tmp_check*' -cf - . | tar -C "$work" -xf -
+	chown -R postgres: "$work"
+else
+	work=$SNOWID_ROOT
+fi
+logdir=$work/test-logs
+as_server_user mkdir -p "$logdir"
+
+total_passed=0
+total_failed=0
+
+# Count "ok"/"failed" lines of one suite's output (pg_regress before and
+# after PostgreSQL 16, and prove --verbose).
+count_results() {
+	local log=$1 passed failed
+	passed=$(grep -cE '^(ok [0-9]+|test .*\.\.\. ok| +[^ ].*\.\.\. ok)' "$log")
+	failed=$(grep -cE '^(not ok [0-9]+|test .*\.\.\. FAILED| +[^ ].*\.\.\. FAILED|.*\.\.\. failed)' "$log")
+	echo "$passed $failed"
+}
+
+run_suite() {
+	local name=$1 target=$2 log rc passed failed
+	log=$logdir/$name.log
+	log "suite $name"
+	as_server_user make -C "$work" -s PG_CONFIG="$PG_CONFIG" "$target" >"$log" 2>&1
+	rc=$?
+	read -r passed failed < <(count_results "$log")
+	if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+		# The suite broke before it could report a failing test.
+		failed=1
+	fi
+	if [ "$rc" -ne 0 ]; then
+		echo "---- $name failed; its output:"
+		cat "$log"
+		find "$work" -name regression.diffs -newer "$log" -o -name regression.diffs -print 2>/dev/null |
+			sort -u | while read -r diffs; do echo "---- $diffs"; cat "$diffs"; done
+		for f in "$work"/tmp_check/log/*; do
+			[ -f "$f" ] && { echo "---- $f (last lines)"; tail -n 60 "$f"; }
+		done
+	fi
+	echo "$name: $passed passed, $failed failed"
+	total_passed=$((total_passed + passed))
+	total_failed=$((total_failed + failed))
+}
+
+run_suite regress regresscheck
+run_suite isolation isolationcheck
+run_suite tap tapcheck
+
+echo "$total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ] && [ "$total_passed" -gt 0 ]

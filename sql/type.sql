@@ -1,0 +1,2 @@
+CREATE EXTENSION snowid;
+SELECT '42'::snowid;

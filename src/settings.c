@@ -1,0 +1,173 @@
+/*-------------------------------------------------------------------------
+ *
+ * settings.c
+ *	  The snowid.* settings, and the id layout they define.
+ *
+ * The layout settings are PGC_POSTMASTER: a node's layout can only change
+ * with a restart, and the coordinator pins it cluster-wide, so decoding an
+ * id gives the same answer for the life of a cluster.  That is what lets the
+ * decoding functions be IMMUTABLE.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "snowid.h"
+
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+char	   *snowid_epoch_string = NULL;
+int			snowid_worker_bits = SNOWID_DEFAULT_WORKER_BITS;
+int			snowid_region_bits = SNOWID_DEFAULT_REGION_BITS;
+int			snowid_sequence_bits = SNOWID_DEFAULT_SEQUENCE_BITS;
+char	   *snowid_database = NULL;
+char	   *snowid_node_name = NULL;
+int			snowid_max_clock_wait_ms = 5;
+int			snowid_lease_time_ms = 30000;
+int			snowid_safety_period_ms = 5000;
+int			snowid_lease_margin_ms = 1000;
+
+static SnowidLayout resolved_layout;
+static bool layout_resolved = false;
+
+/* Define the settings that make up the id layout (all PGC_POSTMASTER). */
+void
+snowid_define_layout_settings(void)
+{
+	DefineCustomStringVariable("snowid.epoch",
+							   "Time that timestamp 0 of an id stands for.",
+							   "Cluster-wide; recorded by the coordinator at the first lease.",
+							   &snowid_epoch_string,
+							   "2025-01-01 00:00:00+00",
+							   PGC_POSTMASTER,
+							   0,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.worker_bits",
+							"Bits of an id that hold the worker id (region bits included).",
+							NULL,
+							&snowid_worker_bits,
+							SNOWID_DEFAULT_WORKER_BITS, 1, SNOWID_MAX_WORKER_BITS,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.region_bits",
+							"High bits of the worker field that hold a region number.",
+							NULL,
+							&snowid_region_bits,
+							SNOWID_DEFAULT_REGION_BITS, 0, SNOWID_MAX_WORKER_BITS,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.sequence_bits",
+							"Bits of an id that count ids within one millisecond.",
+							NULL,
+							&snowid_sequence_bits,
+							SNOWID_DEFAULT_SEQUENCE_BITS, 1, SNOWID_MAX_SEQUENCE_BITS,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+}
+
+/* Define the settings of the generator and the lease keeper. */
+void
+snowid_define_node_settings(void)
+{
+	DefineCustomIntVariable("snowid.max_clock_wait",
+							"How far back the clock may step before generation refuses instead of waiting.",
+							NULL,
+							&snowid_max_clock_wait_ms,
+							5, 0, 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomStringVariable("snowid.database",
+							   "Database in which the lease keeper keeps the local coordinator.",
+							   NULL,
+							   &snowid_database,
+							   "postgres",
+							   PGC_POSTMASTER, 0,
+							   NULL, NULL, NULL);
+	DefineCustomStringVariable("snowid.node_name",
+							   "Name this node gives the coordinator; a preference, never proof of ownership.",
+							   "Empty means the cluster name, or the host name and port.",
+							   &snowid_node_name,
+							   "",
+							   PGC_POSTMASTER, 0,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.lease_time",
+							"Length of a worker id lease.",
+							"The keeper renews at a third of it.",
+							&snowid_lease_time_ms,
+							30000, 3000, 3600 * 1000,
+							PGC_POSTMASTER, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.safety_period",
+							"How long an expired lease stays cooling down before its worker id is granted again.",
+							NULL,
+							&snowid_safety_period_ms,
+							5000, 0, 3600 * 1000,
+							PGC_POSTMASTER, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.lease_margin",
+							"How far past the lease expiry the declared high-water mark reaches.",
+							NULL,
+							&snowid_lease_margin_ms,
+							1000, 0, 60000,
+							PGC_POSTMASTER, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+}
+
+/* Error context for a bad snowid.epoch value. */
+static void
+epoch_error_callback(void *arg)
+{
+	errcontext("while parsing the value of \"snowid.epoch\"");
+}
+
+/*
+ * Work out the layout from the settings, raising an error if it is not
+ * acceptable.  Called once per process; at postmaster start-up the error is
+ * FATAL, so a bad layout stops the server with a clear message.
+ */
+void
+snowid_resolve_layout(void)
+{
+	ErrorContextCallback errcallback;
+	TimestampTz epoch;
+	SnowidLayoutError err;
+
+	errcallback.callback = epoch_error_callback;
+	errcallback.arg = NULL;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+	epoch = DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
+													CStringGetDatum(snowid_epoch_string),
+													ObjectIdGetDatum(InvalidOid),
+													Int32GetDatum(-1)));
+	error_context_stack = errcallback.previous;
+
+	if (TIMESTAMP_NOT_FINITE(epoch))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowid layout"),
+				 errdetail("snowid.epoch must be a finite time.")));
+
+	err = snowid_layout_init(&resolved_layout,
+							 snowid_timestamptz_to_unix_ms(epoch),
+							 snowid_worker_bits, snowid_region_bits,
+							 snowid_sequence_bits,
+							 snowid_wall_clock_ms());
+	if (err != SNOWID_LAYOUT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowid layout"),
+				 errdetail("%s", snowid_layout_error_text(err)),
+				 errhint("Change the snowid.* settings in postgresql.conf and restart the server.")));
+	layout_resolved = true;
+}
+
+/* The layout in force in this process. */
+const SnowidLayout *
+snowid_get_layout(void)
+{
+	if (!layout_resolved)
+		snowid_resolve_layout();
+	return &resolved_layout;
+}
