@@ -4,7 +4,7 @@
 MODULE_big = snowid
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 
-EXTENSION = snowid
+EXTENSION = snowid snowid_coordinator
 DATA = $(wildcard snowid--*.sql) $(wildcard snowid_coordinator--*.sql)
 PGFILEDESC = "snowid - time-ordered, globally unique 64-bit ids"
 
@@ -12,7 +12,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress suites run against a temporary instance with the library
 # preloaded (test/snowid.conf), as pg_cron does.
-REGRESS = type
+REGRESS = type operators json decode
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=./test/snowid.conf
 
 # Isolation specs get their own temporary instance.

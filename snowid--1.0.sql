@@ -299,3 +299,78 @@ AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION @extschema@.snowid_from_time(pg_catalog.timestamptz)
 RETURNS @extschema@.snowid
 AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+--
+-- Generation.  VOLATILE and PARALLEL UNSAFE like nextval(): every call
+-- changes shared state.
+--
+CREATE FUNCTION @extschema@.snowid_nextval()
+RETURNS @extschema@.snowid
+AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+CREATE FUNCTION @extschema@.snowid_generate(n pg_catalog.int4)
+RETURNS SETOF @extschema@.snowid
+AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+ROWS 1000;
+
+--
+-- Operating a node.
+--
+CREATE FUNCTION @extschema@.snowid_status(
+	OUT node_name pg_catalog.text,
+	OUT worker_id pg_catalog.int4,
+	OUT region pg_catalog.int4,
+	OUT state pg_catalog.text,
+	OUT detail pg_catalog.text,
+	OUT lease_valid_for pg_catalog.interval,
+	OUT floor pg_catalog.timestamptz,
+	OUT high_water pg_catalog.timestamptz,
+	OUT last_used pg_catalog.timestamptz,
+	OUT coordinator pg_catalog.text,
+	OUT layout pg_catalog.text,
+	OUT time_exhausted_at pg_catalog.timestamptz,
+	OUT keeper_pid pg_catalog.int4,
+	OUT last_renewal pg_catalog.timestamptz,
+	OUT last_clock_regression pg_catalog.timestamptz,
+	OUT last_clock_regression_ms pg_catalog.int8)
+RETURNS record
+AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE FUNCTION @extschema@.snowid_stats_internal(
+	OUT ids pg_catalog.int8,
+	OUT calls pg_catalog.int8,
+	OUT batch_calls pg_catalog.int8,
+	OUT exhaustion_waits pg_catalog.int8,
+	OUT clock_rollback_waits pg_catalog.int8,
+	OUT clock_rollback_refusals pg_catalog.int8,
+	OUT no_lease_refusals pg_catalog.int8,
+	OUT cas_retries pg_catalog.int8,
+	OUT lease_acquisitions pg_catalog.int8,
+	OUT lease_renewals pg_catalog.int8,
+	OUT lease_renewal_failures pg_catalog.int8,
+	OUT lease_losses pg_catalog.int8,
+	OUT stats_reset pg_catalog.timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE VIEW @extschema@.snowid_stats AS
+	SELECT * FROM @extschema@.snowid_stats_internal();
+
+CREATE FUNCTION @extschema@.snowid_stats_reset()
+RETURNS void
+AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE FUNCTION @extschema@.snowid_confirm_takeover()
+RETURNS void
+AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+-- Statistics and status for monitoring roles; changes for superusers and
+-- whoever they grant them to.
+REVOKE ALL ON FUNCTION @extschema@.snowid_status() FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowid_stats_internal() FROM PUBLIC;
+REVOKE ALL ON @extschema@.snowid_stats FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowid_stats_reset() FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowid_confirm_takeover() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION @extschema@.snowid_status() TO pg_monitor;
+GRANT EXECUTE ON FUNCTION @extschema@.snowid_stats_internal() TO pg_monitor;
+GRANT SELECT ON @extschema@.snowid_stats TO pg_monitor;

@@ -60,13 +60,23 @@ timestamptz_to_id_time(const SnowidLayout *layout, TimestampTz ts)
 				 errdetail("A snowid cannot stand for an infinite time.")));
 	ms = snowid_timestamptz_to_unix_ms(ts) - layout->epoch_ms;
 	if (ms < 0 || ms > snowid_max_timestamp(layout))
+	{
+		/*
+		 * The last millisecond of a layout with many timestamp bits lies
+		 * beyond timestamptz's range: name timestamptz's last one instead.
+		 * timestamptz_to_str returns a static buffer, so copy the first.
+		 */
+		int64		last_ms = Min(layout->epoch_ms + snowid_max_timestamp(layout),
+								  END_TIMESTAMP / 1000 - 1 + SNOWID_PG_EPOCH_UNIX_MS);
+		char	   *first;
+
+		first = pstrdup(timestamptz_to_str(snowid_unix_ms_to_timestamptz(layout->epoch_ms)));
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range for snowid"),
-				 errdetail("The layout covers %s to %s.",
-						   timestamptz_to_str(snowid_unix_ms_to_timestamptz(layout->epoch_ms)),
-						   timestamptz_to_str(snowid_unix_ms_to_timestamptz(layout->epoch_ms +
-																			snowid_max_timestamp(layout))))));
+				 errdetail("The layout covers %s to %s.", first,
+						   timestamptz_to_str(snowid_unix_ms_to_timestamptz(last_ms)))));
+	}
 	return ms;
 }
 

@@ -31,10 +31,50 @@ int			snowid_lease_margin_ms = 1000;
 static SnowidLayout resolved_layout;
 static bool layout_resolved = false;
 
+/*
+ * What postgresql.conf (or the command line) said for a setting before the
+ * library defined it, or NULL if nothing.  Until then the setting is a
+ * placeholder holding the raw text.
+ */
+static char *
+raw_setting(const char *name)
+{
+	const char *value = GetConfigOption(name, true, false);
+
+	return value ? pstrdup(value) : NULL;
+}
+
+/*
+ * Refuse an integer layout setting whose configured value did not take.
+ * When a library defines a setting, PostgreSQL only warns about a value it
+ * cannot apply (not a number, out of range) and keeps the default: for a
+ * layout setting that would silently give the node a different layout.
+ */
+static void
+check_layout_setting_applied(const char *name, const char *raw, int value,
+							 int min, int max)
+{
+	int			parsed;
+
+	if (raw == NULL)
+		return;
+	if (!parse_int(raw, &parsed, 0, NULL) || parsed != value)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowid layout"),
+				 errdetail("\"%s\" is set to \"%s\", but it must be a whole number from %d to %d.",
+						   name, raw, min, max),
+				 errhint("Change the snowid.* settings in postgresql.conf and restart the server.")));
+}
+
 /* Define the settings that make up the id layout (all PGC_POSTMASTER). */
 void
 snowid_define_layout_settings(void)
 {
+	char	   *raw_worker_bits = raw_setting("snowid.worker_bits");
+	char	   *raw_region_bits = raw_setting("snowid.region_bits");
+	char	   *raw_sequence_bits = raw_setting("snowid.sequence_bits");
+
 	DefineCustomStringVariable("snowid.epoch",
 							   "Time that timestamp 0 of an id stands for.",
 							   "Cluster-wide; recorded by the coordinator at the first lease.",
@@ -64,6 +104,13 @@ snowid_define_layout_settings(void)
 							SNOWID_DEFAULT_SEQUENCE_BITS, 1, SNOWID_MAX_SEQUENCE_BITS,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
+
+	check_layout_setting_applied("snowid.worker_bits", raw_worker_bits,
+								 snowid_worker_bits, 1, SNOWID_MAX_WORKER_BITS);
+	check_layout_setting_applied("snowid.region_bits", raw_region_bits,
+								 snowid_region_bits, 0, SNOWID_MAX_WORKER_BITS);
+	check_layout_setting_applied("snowid.sequence_bits", raw_sequence_bits,
+								 snowid_sequence_bits, 1, SNOWID_MAX_SEQUENCE_BITS);
 }
 
 /* Define the settings of the generator and the lease keeper. */

@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * snowid.c
- *	  Module entry point: settings, shared memory hooks, background worker.
+ *	  Module entry point: settings, shared memory hooks, the lease keeper.
+ *
+ *	  Loaded without shared_preload_libraries, the type and decoding
+ *	  functions work; generation and status raise a clear error instead.
  *
  *-------------------------------------------------------------------------
  */
@@ -9,6 +12,9 @@
 
 #include "miscadmin.h"
 #include "utils/guc.h"
+
+#include "keeper.h"
+#include "shmem.h"
 
 PG_MODULE_MAGIC;
 
@@ -23,4 +29,12 @@ _PG_init(void)
 
 	/* Check the layout now, so a bad one stops the server at start-up. */
 	snowid_resolve_layout();
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	snowid_shmem_install_hooks();
+	/* pg_upgrade runs the server with no place for a lease keeper. */
+	if (!IsBinaryUpgrade)
+		snowid_register_keeper();
 }

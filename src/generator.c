@@ -1,0 +1,365 @@
+/*-------------------------------------------------------------------------
+ *
+ * generator.c
+ *	  snowid_nextval() and snowid_generate(): ids from shared memory.
+ *
+ * The request path reads the wall clock once, reads the shared word
+ * holding the last issued id and the usable_until bound, and advances the
+ * word with compare-and-swap.  No lock, no I/O, no network.  See shmem.h
+ * for the protocol with the lease keeper.
+ *
+ * Waiting: when the 2^sequence_bits ids of a millisecond are used up, the
+ * caller waits for the next millisecond (spinning briefly, then sleeping
+ * for the rest of it), since an id never carries a timestamp ahead of the
+ * clock.  When the clock is behind the last used timestamp by at most
+ * snowid.max_clock_wait, the caller waits too; further behind, it refuses
+ * and generation resumes by itself once the clock passes that timestamp.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "snowid.h"
+
+#include <sched.h>
+#include <time.h>
+
+#include "access/xlog.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/timestamp.h"
+
+#include "generator.h"
+#include "shmem.h"
+
+PG_FUNCTION_INFO_V1(snowid_nextval);
+PG_FUNCTION_INFO_V1(snowid_generate);
+
+#define SNOWID_MAX_BATCH		1000000
+#define SPINS_BEFORE_SLEEP		32
+
+/* Current wall clock in microseconds since the Unix epoch. */
+static inline int64
+wall_clock_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The layout's timestamp field cannot hold the current time. */
+static void
+report_time_exhausted(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("snowid timestamp bits are exhausted"),
+			 errdetail("The layout's timestamp field cannot represent the current time."),
+			 errhint("A new cluster needs a later snowid.epoch or more timestamp bits.")));
+}
+
+/* Raise the error for a node state that forbids generation. */
+void
+snowid_report_state(void)
+{
+	SnowidNodeState state;
+	char		message[SNOWID_MESSAGE_LEN];
+	int32		worker;
+
+	SpinLockAcquire(&snowid_shared->mutex);
+	state = snowid_shared->state;
+	worker = snowid_shared->worker_id;
+	strlcpy(message, snowid_shared->message, sizeof(message));
+	SpinLockRelease(&snowid_shared->mutex);
+
+	snowid_count(SNOWID_STAT_NO_LEASE_REFUSALS, 1);
+
+	if (state == SNOWID_STATE_NO_LEASE_YET && RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot generate snowids during recovery"),
+				 errdetail("A standby holds no worker id lease."),
+				 errhint("Generate ids on the primary; after promotion this node takes a lease of its own.")));
+
+	switch (state)
+	{
+		case SNOWID_STATE_NO_LEASE_YET:
+		case SNOWID_STATE_ACTIVE:
+			ereport(ERROR,
+					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
+					 errmsg("snowid has no worker id lease yet"),
+					 message[0] ? errdetail("%s", message) : 0,
+					 errhint("The lease keeper is acquiring one; retry in a few seconds, and see snowid_status() if this persists.")));
+			break;
+		case SNOWID_STATE_NO_FREE_WORKER:
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("snowid found no free worker id"),
+					 message[0] ? errdetail("%s", message) : 0,
+					 errhint("Retry once another node releases its worker id, or use a layout with more worker bits for a new cluster.")));
+			break;
+		case SNOWID_STATE_EXPIRED:
+			ereport(ERROR,
+					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
+					 errmsg("snowid lease on worker id %d expired", worker),
+					 message[0] ? errdetail("%s", message) : 0,
+					 errhint("The lease keeper could not confirm the lease in time; generation resumes once the coordinator answers. See snowid_status().")));
+			break;
+		case SNOWID_STATE_LOST:
+			ereport(ERROR,
+					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
+					 errmsg("snowid lease on worker id %d was lost", worker),
+					 message[0] ? errdetail("%s", message) : 0,
+					 errhint("The lease keeper is acquiring a new lease; retry in a few seconds.")));
+			break;
+		case SNOWID_STATE_LAYOUT_MISMATCH:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("snowid layout of this node differs from the coordinator's"),
+					 message[0] ? errdetail("%s", message) : 0,
+					 errhint("Set snowid.epoch, snowid.worker_bits, snowid.region_bits and snowid.sequence_bits to the coordinator's values and restart the server.")));
+			break;
+		case SNOWID_STATE_UNFENCED_COPY:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("snowid refuses to generate on a copy of another server"),
+					 message[0] ? errdetail("%s", message) : 0,
+					 errhint("Once the server this one was promoted, cloned or restored from can no longer generate ids, a superuser runs SELECT snowid_confirm_takeover();")));
+			break;
+		case SNOWID_STATE_TIME_EXHAUSTED:
+			report_time_exhausted();
+			break;
+		case SNOWID_STATE_COORDINATOR_ERROR:
+			ereport(ERROR,
+					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
+					 errmsg("snowid has no worker id lease: the coordinator failed"),
+					 message[0] ? errdetail("%s", message) : 0,
+					 errhint("See the server log and snowid_status(); generation starts once a lease is granted.")));
+			break;
+		case SNOWID_STATE_RELEASED:
+			ereport(ERROR,
+					(errcode(ERRCODE_ADMIN_SHUTDOWN),
+					 errmsg("snowid released its worker id lease because the server is shutting down")));
+			break;
+	}
+	elog(ERROR, "unexpected snowid state %d", (int) state);
+}
+
+/* The lease does not reach the current time: refuse. */
+static void
+report_not_confirmed(int64 now, int64 until)
+{
+	snowid_count(SNOWID_STAT_NO_LEASE_REFUSALS, 1);
+	ereport(ERROR,
+			(errcode(ERRCODE_CANNOT_CONNECT_NOW),
+			 errmsg("snowid lease is not confirmed for the current time"),
+			 errdetail("The lease covers ids up to %lld ms past the epoch; the clock reads %lld.",
+					   (long long) until, (long long) now),
+			 errhint("The lease keeper renews the lease with the coordinator; retry in a few seconds, and see snowid_status() if this persists.")));
+}
+
+/* The clock is further behind the last used timestamp than we may wait. */
+static void
+report_clock_regressed(int64 behind_ms)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&snowid_shared->mutex);
+	snowid_shared->last_clock_regression = now;
+	snowid_shared->last_clock_regression_ms = behind_ms;
+	SpinLockRelease(&snowid_shared->mutex);
+	snowid_count(SNOWID_STAT_CLOCK_REFUSALS, 1);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("system clock moved backwards by %lld ms", (long long) behind_ms),
+			 errdetail("snowid already issued ids with a later timestamp, and snowid.max_clock_wait is %d ms.",
+					   snowid_max_clock_wait_ms),
+			 errhint("Generation resumes by itself once the clock passes the last used timestamp; check the time synchronisation of this server.")));
+}
+
+/*
+ * Wait until the clock shows a millisecond after last_ts; return the new
+ * id time.  Spins a little, then sleeps for the rest of the millisecond so
+ * a capped session does not burn a whole core.
+ */
+static int64
+wait_for_next_ms(int64 last_ts, int64 epoch_ms)
+{
+	int			i;
+
+	for (i = 0;; i++)
+	{
+		int64		now_us = wall_clock_us();
+		int64		now = now_us / 1000 - epoch_ms;
+		int64		remaining_us;
+
+		if (now > last_ts)
+			return now;
+		if (i < SPINS_BEFORE_SLEEP)
+		{
+			pg_spin_delay();
+			continue;
+		}
+		remaining_us = (last_ts + 1 + epoch_ms) * 1000 - now_us;
+		if (remaining_us > 1000)
+			return now;			/* clock went back: let the caller decide */
+		if (remaining_us > 80)
+			pg_usleep(remaining_us - 60);
+		else
+			sched_yield();
+	}
+}
+
+/*
+ * Reserve up to "want" consecutive ids of one millisecond in one atomic
+ * step.  Returns the first; *got tells how many.
+ */
+int64
+snowid_reserve(int want, int *got)
+{
+	const SnowidLayout *layout = snowid_get_layout();
+	const int	shift = snowid_timestamp_shift(layout);
+	const uint64 seq_mask = (uint64) snowid_max_sequence(layout);
+	const uint64 worker_mask = (uint64) snowid_max_worker(layout) << layout->sequence_bits;
+	const int64 max_ts = snowid_max_timestamp(layout);
+	uint64		old = pg_atomic_read_u64(&snowid_shared->last_id);
+	int64		now = wall_clock_us() / 1000 - layout->epoch_ms;
+	bool		waited_for_clock = false;
+
+	for (;;)
+	{
+		int64		last_ts;
+		int64		until;
+		uint64		first;
+		uint64		count;
+
+		if (old & SNOWID_INVALID_FLAG)
+			snowid_report_state();
+
+		last_ts = (int64) (old >> shift);
+		if (now > last_ts)
+		{
+			until = (int64) pg_atomic_read_u64(&snowid_shared->usable_until);
+			if (now > until)
+				report_not_confirmed(now, until);
+			if (now > max_ts)
+				report_time_exhausted();
+			first = ((uint64) now << shift) | (old & worker_mask);
+			count = Min((uint64) want, seq_mask + 1);
+		}
+		else if (now == last_ts)
+		{
+			uint64		seq = old & seq_mask;
+
+			if (seq == seq_mask)
+			{
+				snowid_count(SNOWID_STAT_EXHAUSTION_WAITS, 1);
+				now = wait_for_next_ms(last_ts, layout->epoch_ms);
+				old = pg_atomic_read_u64(&snowid_shared->last_id);
+				continue;
+			}
+			first = old + 1;
+			count = Min((uint64) want, seq_mask - seq);
+		}
+		else
+		{
+			int64		behind = last_ts - now;
+
+			if (behind > snowid_max_clock_wait_ms)
+				report_clock_regressed(behind);
+			if (!waited_for_clock)
+			{
+				snowid_count(SNOWID_STAT_CLOCK_WAITS, 1);
+				waited_for_clock = true;
+			}
+			pg_usleep(Min(behind, 1) * 1000);
+			CHECK_FOR_INTERRUPTS();
+			now = wall_clock_us() / 1000 - layout->epoch_ms;
+			old = pg_atomic_read_u64(&snowid_shared->last_id);
+			continue;
+		}
+
+		if (pg_atomic_compare_exchange_u64(&snowid_shared->last_id, &old,
+										   first + count - 1))
+		{
+			*got = (int) count;
+			return (int64) first;
+		}
+		snowid_count(SNOWID_STAT_CAS_RETRIES, 1);
+		/* Another backend moved on; our clock read may be stale now. */
+		if ((int64) (old >> shift) > now && !(old & SNOWID_INVALID_FLAG))
+			now = wall_clock_us() / 1000 - layout->epoch_ms;
+	}
+}
+
+Datum
+snowid_nextval(PG_FUNCTION_ARGS)
+{
+	int			got;
+	int64		id;
+
+	snowid_require_shared();
+	id = snowid_reserve(1, &got);
+	snowid_count(SNOWID_STAT_CALLS, 1);
+	snowid_count(SNOWID_STAT_IDS, 1);
+	PG_RETURN_SNOWID(id);
+}
+
+typedef struct GenerateState
+{
+	int64		remaining;		/* ids still to return */
+	int64		next;			/* next id of the reserved block */
+	int			block_left;		/* ids left in the reserved block */
+} GenerateState;
+
+/*
+ * snowid_generate(n): n ids, value per call.  Each step reserves what is
+ * left of the current millisecond (up to what is still wanted) at once.
+ */
+Datum
+snowid_generate(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	GenerateState *st;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		int32		n = PG_GETARG_INT32(0);
+		MemoryContext oldcontext;
+
+		if (n < 1 || n > SNOWID_MAX_BATCH)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("number of snowids must be between 1 and %d, not %d",
+							SNOWID_MAX_BATCH, n)));
+		snowid_require_shared();
+		funcctx = SRF_FIRSTCALL_INIT();
+		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		st = palloc0(sizeof(GenerateState));
+		st->remaining = n;
+		funcctx->user_fctx = st;
+		MemoryContextSwitchTo(oldcontext);
+		snowid_count(SNOWID_STAT_BATCH_CALLS, 1);
+		snowid_count(SNOWID_STAT_CALLS, 1);
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	st = (GenerateState *) funcctx->user_fctx;
+	if (st->remaining > 0)
+	{
+		int64		id;
+
+		if (st->block_left == 0)
+		{
+			int			want = (int) Min(st->remaining, (int64) PG_INT32_MAX);
+
+			st->next = snowid_reserve(want, &st->block_left);
+			snowid_count(SNOWID_STAT_IDS, st->block_left);
+		}
+		id = st->next++;
+		st->block_left--;
+		st->remaining--;
+		SRF_RETURN_NEXT(funcctx, SnowidGetDatum(id));
+	}
+	SRF_RETURN_DONE(funcctx);
+}

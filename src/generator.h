@@ -1,0 +1,14 @@
+/*-------------------------------------------------------------------------
+ *
+ * generator.h
+ *	  The id generator's entry points used outside generator.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_GENERATOR_H
+#define SNOWID_GENERATOR_H
+
+extern int64 snowid_reserve(int want, int *got);
+extern void snowid_report_state(void) pg_attribute_noreturn();
+
+#endif							/* SNOWID_GENERATOR_H */

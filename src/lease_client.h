@@ -1,0 +1,55 @@
+/*-------------------------------------------------------------------------
+ *
+ * lease_client.h
+ *	  The lease protocol as the keeper sees it: one interface, whatever
+ *	  carries it to the coordinator.
+ *
+ * Every call returns true when the coordinator answered and the answer's
+ * transaction committed durably; the answer's status then says what
+ * happened.  It returns false, with a message in errbuf, when the answer
+ * cannot be trusted (error, timeout, no connection): the keeper treats
+ * that as unconfirmed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWID_LEASE_CLIENT_H
+#define SNOWID_LEASE_CLIENT_H
+
+#include "layout.h"
+#include "shmem.h"
+
+#define LEASE_STATUS_LEN 32
+
+typedef struct LeaseGrant
+{
+	char		status[LEASE_STATUS_LEN];	/* granted, layout_mismatch, ... */
+	char		detail[SNOWID_MESSAGE_LEN];
+	int32		worker_id;
+	int64		floor_ms;		/* Unix ms */
+	int64		high_water_ms;	/* Unix ms */
+	int32		lease_ms;
+	int64		coordinator_now_ms;
+} LeaseGrant;
+
+typedef struct LeaseRenewal
+{
+	char		status[LEASE_STATUS_LEN];	/* renewed, lost, unfenced */
+	int64		high_water_ms;
+	int32		lease_ms;
+	int64		coordinator_now_ms;
+} LeaseRenewal;
+
+extern bool lease_client_setup(const SnowidLayout *layout, char *errbuf);
+extern bool lease_client_acquire(const uint8 *token, const char *node_name,
+								 const SnowidLayout *layout, int region,
+								 int64 node_clock_ms, LeaseGrant *grant,
+								 char *errbuf);
+extern bool lease_client_renew(const uint8 *token, int32 worker_id,
+							   int64 node_clock_ms, LeaseRenewal *renewal,
+							   char *errbuf);
+extern bool lease_client_release(const uint8 *token, int32 worker_id,
+								 int64 last_used_ms, char *status,
+								 char *errbuf);
+extern bool lease_client_confirm_identity(char *errbuf);
+
+#endif							/* SNOWID_LEASE_CLIENT_H */

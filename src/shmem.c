@@ -1,0 +1,165 @@
+/*-------------------------------------------------------------------------
+ *
+ * shmem.c
+ *	  Creating and attaching the node's shared state (see shmem.h for the
+ *	  concurrency rules).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "snowid.h"
+
+#include "miscadmin.h"
+#include "access/twophase.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#include "shmem.h"
+
+SnowidShared *snowid_shared = NULL;
+SnowidStatSlot *snowid_my_slot = NULL;
+
+#if PG_VERSION_NUM >= 150000
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+#endif
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* One statistics slot per PGPROC: backends, auxiliary processes, 2PC. */
+static int
+stat_slot_count(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+}
+
+static Size
+shared_size(void)
+{
+	return add_size(offsetof(SnowidShared, slots),
+					mul_size(stat_slot_count(), sizeof(SnowidStatSlot)));
+}
+
+#if PG_VERSION_NUM >= 150000
+static void
+snowid_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(shared_size());
+}
+#endif
+
+static void
+snowid_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	snowid_shared = ShmemInitStruct("snowid", shared_size(), &found);
+	if (!found)
+	{
+		int			i,
+					c;
+
+		memset(snowid_shared, 0, shared_size());
+		/* No lease yet: generation is refused until the keeper installs one. */
+		pg_atomic_init_u64(&snowid_shared->last_id, SNOWID_INVALID_FLAG);
+		pg_atomic_init_u64(&snowid_shared->usable_until, 0);
+		SpinLockInit(&snowid_shared->mutex);
+		snowid_shared->state = SNOWID_STATE_NO_LEASE_YET;
+		snowid_shared->state_since = GetCurrentTimestamp();
+		snowid_shared->stats_reset = GetCurrentTimestamp();
+		snowid_shared->num_slots = stat_slot_count();
+		for (i = 0; i < snowid_shared->num_slots; i++)
+			for (c = 0; c < SNOWID_NUM_COUNTERS; c++)
+				pg_atomic_init_u64(&snowid_shared->slots[i].counters[c], 0);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Called from _PG_init when preloaded. */
+void
+snowid_shmem_install_hooks(void)
+{
+#if PG_VERSION_NUM >= 150000
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = snowid_shmem_request;
+#else
+	RequestAddinShmemSpace(shared_size());
+#endif
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = snowid_shmem_startup;
+}
+
+/*
+ * Raise the not_preloaded error unless the shared state exists, and attach
+ * this process's statistics slot.
+ */
+void
+snowid_require_shared(void)
+{
+	if (snowid_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowid must be loaded via \"shared_preload_libraries\""),
+				 errdetail("snowid generates ids from shared memory, which only a preloaded library can set up."),
+				 errhint("Add the line shared_preload_libraries = 'snowid' to postgresql.conf (or add snowid to the list already there) and restart the server.")));
+	if (snowid_my_slot == NULL)
+		snowid_attach_stat_slot();
+}
+
+/* Find this process's statistics slot. */
+void
+snowid_attach_stat_slot(void)
+{
+	if (snowid_shared != NULL && MyProc != NULL &&
+		MyProc->pgprocno >= 0 && MyProc->pgprocno < snowid_shared->num_slots)
+		snowid_my_slot = &snowid_shared->slots[MyProc->pgprocno];
+}
+
+const char *
+snowid_state_name(SnowidNodeState state)
+{
+	switch (state)
+	{
+		case SNOWID_STATE_NO_LEASE_YET:
+			return "no_lease_yet";
+		case SNOWID_STATE_ACTIVE:
+			return "active";
+		case SNOWID_STATE_NO_FREE_WORKER:
+			return "no_free_worker";
+		case SNOWID_STATE_EXPIRED:
+			return "expired";
+		case SNOWID_STATE_LOST:
+			return "lost";
+		case SNOWID_STATE_LAYOUT_MISMATCH:
+			return "layout_mismatch";
+		case SNOWID_STATE_UNFENCED_COPY:
+			return "unfenced_copy";
+		case SNOWID_STATE_TIME_EXHAUSTED:
+			return "time_exhausted";
+		case SNOWID_STATE_COORDINATOR_ERROR:
+			return "coordinator_error";
+		case SNOWID_STATE_RELEASED:
+			return "released";
+	}
+	return "unknown";
+}
+
+/* Publish the node's state and a sentence saying why (may be NULL). */
+void
+snowid_set_state(SnowidNodeState state, const char *message)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&snowid_shared->mutex);
+	if (snowid_shared->state != state)
+		snowid_shared->state_since = now;
+	snowid_shared->state = state;
+	strlcpy(snowid_shared->message, message ? message : "",
+			sizeof(snowid_shared->message));
+	SpinLockRelease(&snowid_shared->mutex);
+}
