@@ -12,7 +12,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress suites run against a temporary instance with the library
 # preloaded (test/snowid.conf), as pg_cron does.
-REGRESS = type operators json decode
+REGRESS = type operators json decode generator privileges
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=./test/snowid.conf
 
 # Isolation specs get their own temporary instance.
@@ -23,11 +23,13 @@ ISOLATION_OPTS = --inputdir=test/isolation --outputdir=output_iso \
 # TAP suites start their own servers (PostgreSQL::Test::Cluster).
 TAP_TESTS = 1
 PROVE_TESTS = $(wildcard test/t/*.pl)
-PROVE_FLAGS = -I ./test/perl --verbose
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# After PGXS, which resets PROVE_FLAGS.
+PROVE_FLAGS = -I ./test/perl --verbose
 
 # The suites one by one, so that one failing suite does not hide the
 # others (scripts/test.sh runs them all and sums up).

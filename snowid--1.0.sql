@@ -69,11 +69,15 @@ CREATE FUNCTION @extschema@.snowid_gt(@extschema@.snowid, @extschema@.snowid) RE
 AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 CREATE FUNCTION @extschema@.snowid_ge(@extschema@.snowid, @extschema@.snowid) RETURNS bool
 AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION @extschema@.snowid_smaller(@extschema@.snowid, @extschema@.snowid) RETURNS @extschema@.snowid
+AS 'int8smaller' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION @extschema@.snowid_larger(@extschema@.snowid, @extschema@.snowid) RETURNS @extschema@.snowid
+AS 'int8larger' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION @extschema@.snowid_cmp(@extschema@.snowid, @extschema@.snowid) RETURNS int4
 AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 CREATE FUNCTION @extschema@.snowid_hash(@extschema@.snowid) RETURNS int4
 AS 'hashint8' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
-CREATE FUNCTION @extschema@.snowid_hash_extended(@extschema@.snowid, int8) RETURNS int8
+CREATE FUNCTION @extschema@.snowid_hash_extended(@extschema@.snowid, pg_catalog.int8) RETURNS pg_catalog.int8
 AS 'hashint8extended' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 
 CREATE FUNCTION @extschema@.snowid_eq_int8(@extschema@.snowid, pg_catalog.int8) RETURNS bool
@@ -199,6 +203,19 @@ CREATE OPERATOR @extschema@.>= (
 	COMMUTATOR = OPERATOR(@extschema@.<=), NEGATOR = OPERATOR(@extschema@.<),
 	RESTRICT = scalargesel, JOIN = scalargejoinsel);
 
+CREATE AGGREGATE @extschema@.min(@extschema@.snowid) (
+	SFUNC = @extschema@.snowid_smaller,
+	STYPE = @extschema@.snowid,
+	COMBINEFUNC = @extschema@.snowid_smaller,
+	SORTOP = OPERATOR(@extschema@.<),
+	PARALLEL = SAFE);
+CREATE AGGREGATE @extschema@.max(@extschema@.snowid) (
+	SFUNC = @extschema@.snowid_larger,
+	STYPE = @extschema@.snowid,
+	COMBINEFUNC = @extschema@.snowid_larger,
+	SORTOP = OPERATOR(@extschema@.>),
+	PARALLEL = SAFE);
+
 --
 -- Operator classes.  The btree family holds the cross-type operators with
 -- bigint, so "id = 12345" and "id = $1::bigint" can use an index on a
@@ -260,6 +277,13 @@ DEFAULT FOR TYPE @extschema@.snowid USING brin AS
 	FUNCTION 2 pg_catalog.brin_minmax_add_value(pg_catalog.internal, pg_catalog.internal, pg_catalog.internal, pg_catalog.internal),
 	FUNCTION 3 pg_catalog.brin_minmax_consistent(pg_catalog.internal, pg_catalog.internal, pg_catalog.internal),
 	FUNCTION 4 pg_catalog.brin_minmax_union(pg_catalog.internal, pg_catalog.internal, pg_catalog.internal);
+
+ALTER OPERATOR FAMILY @extschema@.snowid_minmax_ops USING brin ADD
+	OPERATOR 1 @extschema@.< (@extschema@.snowid, pg_catalog.int8),
+	OPERATOR 2 @extschema@.<= (@extschema@.snowid, pg_catalog.int8),
+	OPERATOR 3 @extschema@.= (@extschema@.snowid, pg_catalog.int8),
+	OPERATOR 4 @extschema@.>= (@extschema@.snowid, pg_catalog.int8),
+	OPERATOR 5 @extschema@.> (@extschema@.snowid, pg_catalog.int8);
 
 --
 -- Decoding and building ids.  IMMUTABLE because a cluster's layout never

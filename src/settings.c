@@ -15,6 +15,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 char	   *snowid_epoch_string = NULL;
@@ -113,6 +114,47 @@ snowid_define_layout_settings(void)
 								 snowid_sequence_bits, 1, SNOWID_MAX_SEQUENCE_BITS);
 }
 
+/*
+ * Without shared_preload_libraries, PGC_POSTMASTER settings cannot be
+ * defined after start-up.  Decoding still needs the layout, so take it from
+ * the placeholders postgresql.conf left (or the defaults).
+ */
+void
+snowid_read_layout_placeholders(void)
+{
+	static const struct
+	{
+		const char *name;
+		int		   *value;
+		int			min;
+		int			max;
+	}			ints[] =
+	{
+		{"snowid.worker_bits", &snowid_worker_bits, 1, SNOWID_MAX_WORKER_BITS},
+		{"snowid.region_bits", &snowid_region_bits, 0, SNOWID_MAX_WORKER_BITS},
+		{"snowid.sequence_bits", &snowid_sequence_bits, 1, SNOWID_MAX_SEQUENCE_BITS},
+	};
+	char	   *raw_epoch = raw_setting("snowid.epoch");
+	int			i;
+
+	for (i = 0; i < lengthof(ints); i++)
+	{
+		char	   *raw = raw_setting(ints[i].name);
+		int			parsed;
+
+		if (raw == NULL)
+			continue;
+		if (parse_int(raw, &parsed, 0, NULL) &&
+			parsed >= ints[i].min && parsed <= ints[i].max)
+			*ints[i].value = parsed;
+		/* anything that did not take is reported here */
+		check_layout_setting_applied(ints[i].name, raw, *ints[i].value,
+									 ints[i].min, ints[i].max);
+	}
+	snowid_epoch_string = MemoryContextStrdup(TopMemoryContext,
+											  raw_epoch ? raw_epoch : "2025-01-01 00:00:00+00");
+}
+
 /* Define the settings of the generator and the lease keeper. */
 void
 snowid_define_node_settings(void)
@@ -161,6 +203,26 @@ snowid_define_node_settings(void)
 							NULL, NULL, NULL);
 }
 
+/*
+ * Does an epoch string name a moving time ("now", "today", ...)?  Such an
+ * epoch would change at every restart.
+ */
+static bool
+epoch_is_relative(const char *value)
+{
+	static const char *const words[] = {"now", "today", "tomorrow", "yesterday"};
+	char		lower[256];
+	int			i;
+
+	for (i = 0; value[i] && i < (int) sizeof(lower) - 1; i++)
+		lower[i] = pg_tolower((unsigned char) value[i]);
+	lower[i] = '\0';
+	for (i = 0; i < lengthof(words); i++)
+		if (strstr(lower, words[i]) != NULL)
+			return true;
+	return false;
+}
+
 /* Error context for a bad snowid.epoch value. */
 static void
 epoch_error_callback(void *arg)
@@ -179,6 +241,14 @@ snowid_resolve_layout(void)
 	ErrorContextCallback errcallback;
 	TimestampTz epoch;
 	SnowidLayoutError err;
+
+	if (epoch_is_relative(snowid_epoch_string))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowid layout"),
+				 errdetail("snowid.epoch must be a fixed time, not \"%s\".",
+						   snowid_epoch_string),
+				 errhint("Write the epoch out, e.g. snowid.epoch = '2025-01-01 00:00:00+00'.")));
 
 	errcallback.callback = epoch_error_callback;
 	errcallback.arg = NULL;

@@ -23,9 +23,14 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
-	snowid_define_layout_settings();
-	snowid_define_node_settings();
-	MarkGUCPrefixReserved("snowid");
+	if (process_shared_preload_libraries_in_progress)
+	{
+		snowid_define_layout_settings();
+		snowid_define_node_settings();
+		MarkGUCPrefixReserved("snowid");
+	}
+	else
+		snowid_read_layout_placeholders();
 
 	/* Check the layout now, so a bad one stops the server at start-up. */
 	snowid_resolve_layout();

@@ -39,6 +39,7 @@ extern int	snowid_lease_margin_ms;
 
 extern void snowid_define_layout_settings(void);
 extern void snowid_define_node_settings(void);
+extern void snowid_read_layout_placeholders(void);
 
 
 extern const SnowidLayout *snowid_get_layout(void);
