@@ -1,5 +1,7 @@
 -- snowid_nextval() and snowid_generate(): contracts and errors
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS snowid;
+RESET client_min_messages;
 SET timezone = 'UTC';
 
 -- The lease keeper acquires a lease shortly after start-up.

@@ -1,5 +1,7 @@
 -- Who may do what.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS snowid;
+RESET client_min_messages;
 CREATE EXTENSION IF NOT EXISTS snowid_coordinator;
 CREATE ROLE snowid_plain;
 CREATE ROLE snowid_monitor IN ROLE pg_monitor;
