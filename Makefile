@@ -25,8 +25,17 @@ TAP_TESTS = 1
 PROVE_TESTS = $(wildcard test/t/*.pl)
 
 PG_CONFIG ?= pg_config
-PGXS := $(shell $(PG_CONFIG) --pgxs)
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+
+# "make test" and "make demo" install the build dependencies themselves,
+# so they must work before PGXS is there.
+ifneq ($(wildcard $(PGXS)),)
 include $(PGXS)
+else
+all install installcheck:
+	@echo "PGXS not found: install postgresql-server-dev-15 (or set PG_CONFIG)," \
+		"or run 'make test', which installs it" >&2; exit 1
+endif
 
 # After PGXS, which resets PROVE_FLAGS.
 PROVE_FLAGS = -I ./test/perl --verbose

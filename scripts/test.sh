@@ -51,8 +51,10 @@ run_suite() {
 	if [ "$rc" -ne 0 ]; then
 		echo "---- $name failed; its output:"
 		cat "$log"
-		find "$work" -name regression.diffs -newer "$log" -o -name regression.diffs -print 2>/dev/null |
-			sort -u | while read -r diffs; do echo "---- $diffs"; cat "$diffs"; done
+		find "$work" -name regression.diffs | while read -r diffs; do
+			echo "---- $diffs"
+			cat "$diffs"
+		done
 		for f in "$work"/tmp_check/log/*; do
 			[ -f "$f" ] && { echo "---- $f (last lines)"; tail -n 60 "$f"; }
 		done

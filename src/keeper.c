@@ -137,6 +137,7 @@ install_lease(const SnowidLayout *layout, const uint8 *token,
 	int64		start_ts = Max(to_id_time(layout, grant->floor_ms),
 							   (int64) (prev >> shift));
 	int64		expiry_mono = sent_mono + grant->lease_ms;
+	TimestampTz now = GetCurrentTimestamp();
 	int64		word;
 
 	if (start_ts >= snowid_max_timestamp(layout))
@@ -160,6 +161,7 @@ install_lease(const SnowidLayout *layout, const uint8 *token,
 	snowid_shared->high_water = to_id_time(layout, grant->high_water_ms);
 	snowid_shared->lease_expiry_mono = expiry_mono;
 	snowid_shared->lease_ms = grant->lease_ms;
+	snowid_shared->last_renewal = now;
 	SpinLockRelease(&snowid_shared->mutex);
 
 	publish_usable_until(layout, grant->high_water_ms, expiry_mono);
@@ -263,12 +265,13 @@ try_renew(const SnowidLayout *layout)
 	if (strcmp(renewal.status, "renewed") == 0)
 	{
 		int64		expiry_mono = sent_mono + renewal.lease_ms;
+		TimestampTz now = GetCurrentTimestamp();
 
 		SpinLockAcquire(&snowid_shared->mutex);
 		snowid_shared->high_water = to_id_time(layout, renewal.high_water_ms);
 		snowid_shared->lease_expiry_mono = expiry_mono;
 		snowid_shared->lease_ms = renewal.lease_ms;
-		snowid_shared->last_renewal = GetCurrentTimestamp();
+		snowid_shared->last_renewal = now;
 		SpinLockRelease(&snowid_shared->mutex);
 		publish_usable_until(layout, renewal.high_water_ms, expiry_mono);
 		snowid_count(SNOWID_STAT_LEASE_RENEWALS, 1);
