@@ -498,6 +498,31 @@ BEGIN
 END;
 $$;
 
+/*
+ * Local mode: the node was started from a base backup (backup_label was
+ * present), so it may be a copy of a server that still runs, even with the
+ * same system identifier and timeline.  Mark the recorded identity as
+ * unknown, so the node refuses until an operator confirms the takeover.
+ * Done once per postmaster start, and not after a confirmation made since.
+ */
+CREATE FUNCTION snowid_coordinator.mark_copy_v1(p_postmaster_start timestamptz)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM pg_catalog.set_config('synchronous_commit', 'on', true);
+	IF EXISTS (SELECT FROM snowid_coordinator.events e
+				WHERE e.event OPERATOR(pg_catalog.=) ANY (ARRAY['fence', 'copy_detected'])
+				  AND e.at >= p_postmaster_start) THEN
+		RETURN;
+	END IF;
+	UPDATE snowid_coordinator.settings SET timeline = -1;
+	PERFORM snowid_coordinator.log_event(NULL, NULL, 'copy_detected',
+		'the node was started from a base backup');
+END;
+$$;
+
 /* Local mode: make the lease timing follow the node's settings. */
 CREATE FUNCTION snowid_coordinator.set_timing_v1(p_lease_ms int, p_safety_ms int,
 												 p_margin_ms int)

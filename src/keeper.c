@@ -455,7 +455,8 @@ snowid_keeper_main(Datum main_arg)
 
 			if (now_mono >= next_attempt_mono)
 			{
-				setup_done = lease_client_setup(layout, errbuf);
+				setup_done = lease_client_setup(layout, snowid_started_from_backup,
+												errbuf);
 				if (!setup_done)
 				{
 					snowid_set_state(SNOWID_STATE_COORDINATOR_ERROR, errbuf);

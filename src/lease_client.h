@@ -39,7 +39,8 @@ typedef struct LeaseRenewal
 	int64		coordinator_now_ms;
 } LeaseRenewal;
 
-extern bool lease_client_setup(const SnowidLayout *layout, char *errbuf);
+extern bool lease_client_setup(const SnowidLayout *layout,
+							   bool started_from_backup, char *errbuf);
 extern bool lease_client_acquire(const uint8 *token, const char *node_name,
 								 const SnowidLayout *layout, int region,
 								 int64 node_clock_ms, LeaseGrant *grant,

@@ -172,6 +172,7 @@ result_int32(const char *name)
 typedef struct SetupArgs
 {
 	const SnowidLayout *layout;
+	bool		started_from_backup;
 	bool		installed;
 } SetupArgs;
 
@@ -213,16 +214,27 @@ setup_body(void *arg)
 	else
 		SPI_execute_with_args("SELECT snowid_coordinator.set_timing_v1($1, $2, $3)",
 							  3, types + 4, values + 4, NULL, false, 0);
+
+	if (a->started_from_backup)
+	{
+		Oid			start_type = TIMESTAMPTZOID;
+		Datum		start = TimestampTzGetDatum(PgStartTime);
+
+		SPI_execute_with_args("SELECT snowid_coordinator.mark_copy_v1($1)",
+							  1, &start_type, &start, NULL, false, 0);
+	}
 }
 
 /*
  * Make sure snowid_coordinator is installed and initialised in this
  * database; in local mode the lease timing follows this node's settings.
+ * A node started from a base backup marks itself as a possible copy.
  */
 bool
-lease_client_setup(const SnowidLayout *layout, char *errbuf)
+lease_client_setup(const SnowidLayout *layout, bool started_from_backup,
+				   char *errbuf)
 {
-	SetupArgs	a = {layout, false};
+	SetupArgs	a = {layout, started_from_backup, false};
 
 	if (!run_in_transaction(setup_body, &a, errbuf))
 		return false;

@@ -223,6 +223,23 @@ epoch_is_relative(const char *value)
 	return false;
 }
 
+/*
+ * The lease timing must be consistent: an expired lease cools down at least
+ * as long as its high-water mark reaches past expiry, or the next owner's
+ * floor could lie ahead of its clock.
+ */
+void
+snowid_check_lease_settings(void)
+{
+	if (snowid_safety_period_ms < snowid_lease_margin_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowid lease settings"),
+				 errdetail("snowid.safety_period (%d ms) must be at least snowid.lease_margin (%d ms).",
+						   snowid_safety_period_ms, snowid_lease_margin_ms),
+				 errhint("Change the settings in postgresql.conf and restart the server.")));
+}
+
 /* Error context for a bad snowid.epoch value. */
 static void
 epoch_error_callback(void *arg)

@@ -10,6 +10,8 @@
  */
 #include "snowid.h"
 
+#include <unistd.h>
+
 #include "miscadmin.h"
 #include "utils/guc.h"
 
@@ -17,6 +19,13 @@
 #include "shmem.h"
 
 PG_MODULE_MAGIC;
+
+/*
+ * Whether the postmaster found backup_label at start-up: the data directory
+ * came from a base backup and may be a copy of a server that still runs.
+ * Children inherit it; the coordinator records it (see mark_copy_v1).
+ */
+bool		snowid_started_from_backup = false;
 
 void		_PG_init(void);
 
@@ -37,6 +46,10 @@ _PG_init(void)
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+
+	/* The postmaster runs in the data directory. */
+	snowid_started_from_backup = (access("backup_label", F_OK) == 0);
+	snowid_check_lease_settings();
 
 	snowid_shmem_install_hooks();
 	/* pg_upgrade runs the server with no place for a lease keeper. */

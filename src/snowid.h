@@ -40,6 +40,10 @@ extern int	snowid_lease_margin_ms;
 extern void snowid_define_layout_settings(void);
 extern void snowid_define_node_settings(void);
 extern void snowid_read_layout_placeholders(void);
+extern void snowid_check_lease_settings(void);
+
+/* snowid.c */
+extern bool snowid_started_from_backup;
 
 
 extern const SnowidLayout *snowid_get_layout(void);

@@ -9,8 +9,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use IPC::Run;
+use Time::HiRes qw(usleep);
+
 use Exporter 'import';
-our @EXPORT = qw(snowid_node wait_for_state snowid_state);
+our @EXPORT = qw(snowid_node wait_for_state snowid_state
+  create_id_tables generate_ids start_generator stop_generator
+  wait_for_ids wait_until_up check_ids set_preload log_offset poll_until);
 
 # A new, initialised (not started) node with snowid preloaded.  Leases
 # are short so tests run quickly, but at least 5 s: 2 cores are slow under
@@ -26,7 +31,6 @@ snowid.lease_time = '6s'
 snowid.safety_period = '2s'
 snowid.lease_margin = '1s'
 snowid.node_name = '$name'
-log_min_messages = log
 });
 	$node->append_conf('postgresql.conf', $opts{conf}) if $opts{conf};
 	return $node;
@@ -56,6 +60,270 @@ sub wait_for_state
 	diag("node " . $node->name . " did not reach state $state; it is "
 		  . snowid_state($node));
 	return 0;
+}
+
+# ---- Errors with their SQLSTATE, and clock faults (libfaketime) ----
+
+push @EXPORT, qw(psql_error faketime_lib start_with_faketime set_clock_offset);
+
+# Run $sql on $node (database $db) expecting an error.  Returns
+# ($sqlstate, $message, $stderr); $sqlstate is '' if the statement did
+# not fail.  Extra psql parameters (e.g. [ '-U', 'role' ]) in $extra.
+sub psql_error
+{
+	my ($node, $db, $sql, $extra) = @_;
+	my ($rc, $out, $err) = $node->psql(
+		$db, $sql,
+		on_error_stop => 1,
+		extra_params => [ '-v', 'VERBOSITY=verbose', @{ $extra // [] } ]);
+	return ('', '', $err) if $rc == 0;
+	my ($state, $message) = $err =~ /ERROR:\s+([0-9A-Z]{5}):\s+([^\n]*)/;
+	return ($state // '?', $message // '', $err);
+}
+
+# The libfaketime preload library (Debian package libfaketime), or undef.
+sub faketime_lib
+{
+	for my $lib ('/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1',
+		'/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1',
+		'/usr/lib/faketime/libfaketimeMT.so.1')
+	{
+		return $lib if -e $lib;
+	}
+	return undef;
+}
+
+# Write a libfaketime offset (e.g. '+0', '-0.020', '-3': seconds, with
+# a '.' fraction) to $file.  libfaketime rereads the file at every clock
+# read and falls back to '+0' while it is missing or empty, so the new
+# content is written aside and renamed into place.
+sub set_clock_offset
+{
+	my ($file, $offset) = @_;
+	open my $fh, '>', "$file.new" or die "could not write $file.new: $!";
+	print $fh "$offset\n";
+	close $fh or die "could not write $file.new: $!";
+	rename("$file.new", $file) or die "could not rename $file.new: $!";
+	return;
+}
+
+# Start $node with libfaketime preloaded into the postmaster (and so into
+# every server process), its CLOCK_REALTIME offset read from $file at
+# every clock read, CLOCK_MONOTONIC left alone.  Only pg_ctl and the
+# server see the preload; the test's own psql runs do not.
+sub start_with_faketime
+{
+	my ($node, $file) = @_;
+	my $lib = faketime_lib() or die "libfaketime is not installed";
+	set_clock_offset($file, '+0') unless -e $file;
+	local $ENV{LD_PRELOAD} = $lib;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $file;
+	local $ENV{FAKETIME_NO_CACHE} = '1';
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	local $ENV{DONT_FAKE_MONOTONIC} = '1';    # older spelling
+	return $node->start;
+}
+
+
+# --- Ids that must survive restarts -------------------------------------
+#
+# Generated ids go into snowid_gen_ids (no unique constraint, so that a
+# duplicate shows up as a count instead of stopping the generator), tagged
+# with a phase.  Refusals seen by a background generator go into
+# snowid_gen_errors; a row in snowid_gen_stop ends that generator.
+# Everything lives in database postgres, which needs CREATE EXTENSION
+# snowid first.
+
+sub create_id_tables
+{
+	my ($node) = @_;
+	$node->safe_psql('postgres', q{
+CREATE TABLE snowid_gen_ids (
+	phase	text NOT NULL,
+	id		snowid NOT NULL,
+	at		timestamptz NOT NULL DEFAULT clock_timestamp());
+CREATE INDEX ON snowid_gen_ids (id);
+CREATE TABLE snowid_gen_errors (
+	phase	text NOT NULL,
+	at		timestamptz NOT NULL DEFAULT clock_timestamp(),
+	sqlstate text,
+	message	text);
+CREATE TABLE snowid_gen_stop (phase text NOT NULL);
+});
+	return;
+}
+
+# Generate $n ids with snowid_nextval() and $n with snowid_generate() in
+# one session and store them under $phase.  Dies on any error.
+sub generate_ids
+{
+	my ($node, $phase, $n) = @_;
+	$node->safe_psql('postgres', qq{
+INSERT INTO snowid_gen_ids (phase, id)
+	SELECT '$phase', snowid_nextval() FROM generate_series(1, $n);
+INSERT INTO snowid_gen_ids (phase, id)
+	SELECT '$phase', snowid_generate($n);
+});
+	return;
+}
+
+# Start a psql session that generates ids in a loop until a row for
+# $phase appears in snowid_gen_stop, $opts{seconds} (default 40) pass, or
+# the server goes away.  Each round stores $opts{batch} (default 50) ids,
+# alternately from snowid_nextval() and snowid_generate(), and commits;
+# a refused round is recorded in snowid_gen_errors and the loop goes on.
+# Its application_name is "snowid_gen_$phase".
+sub start_generator
+{
+	my ($node, $phase, %opts) = @_;
+	my $batch   = $opts{batch}   // 50;
+	my $seconds = $opts{seconds} // 40;
+	my $pause   = $opts{pause}   // 0.005;
+	my $sql     = qq{
+DO \$gen\$
+DECLARE
+	deadline timestamptz := clock_timestamp() + make_interval(secs => $seconds);
+	round bigint := 0;
+BEGIN
+	LOOP
+		round := round + 1;
+		BEGIN
+			IF round % 2 = 0 THEN
+				INSERT INTO snowid_gen_ids (phase, id)
+					SELECT '$phase', snowid_nextval() FROM generate_series(1, $batch);
+			ELSE
+				INSERT INTO snowid_gen_ids (phase, id)
+					SELECT '$phase', snowid_generate($batch);
+			END IF;
+		EXCEPTION WHEN others THEN
+			INSERT INTO snowid_gen_errors (phase, sqlstate, message)
+				VALUES ('$phase', SQLSTATE, SQLERRM);
+		END;
+		COMMIT;
+		EXIT WHEN clock_timestamp() > deadline
+			OR EXISTS (SELECT FROM snowid_gen_stop s WHERE s.phase = '$phase');
+		PERFORM pg_sleep($pause);
+	END LOOP;
+END
+\$gen\$;
+};
+	my %gen = (phase => $phase, stdout => '', stderr => '');
+	my @cmd = (
+		$node->installed_command('psql'), '-XAtq', '-v', 'ON_ERROR_STOP=1',
+		'-d', $node->connstr('postgres') . " application_name=snowid_gen_$phase",
+		'-c', $sql);
+	$gen{run} = IPC::Run::start(\@cmd, '<', \undef, '>', \$gen{stdout},
+		'2>', \$gen{stderr}, IPC::Run::timeout($seconds + 60));
+	return \%gen;
+}
+
+# Tell a generator to stop (if the server is up) and wait for it to end.
+# Returns its exit status (0 = it ran to the end without losing its
+# connection).
+sub stop_generator
+{
+	my ($node, $gen) = @_;
+	$node->psql('postgres',
+		"INSERT INTO snowid_gen_stop VALUES ('$gen->{phase}')");
+	my $rc = eval { $gen->{run}->finish; $gen->{run}->result(0) };
+	if (!defined $rc)
+	{
+		note("generator $gen->{phase}: $@");
+		eval { $gen->{run}->kill_kill };
+		$rc = -1;
+	}
+	note("generator $gen->{phase} ended with status $rc; stderr: $gen->{stderr}")
+	  if $rc != 0;
+	return $rc;
+}
+
+# Wait (up to 30 s) until at least $n ids of $phase (stored after $since,
+# a timestamptz literal, if given) are stored.
+sub wait_for_ids
+{
+	my ($node, $phase, $n, $since) = @_;
+	my $cond = $since ? " AND at > '$since'" : '';
+	return poll_until($node,
+		"SELECT count(*) >= $n FROM snowid_gen_ids WHERE phase = '$phase'$cond",
+		't', 30);
+}
+
+# Run $sql in database postgres every 0.1 s until it succeeds and prints
+# $expected (default 't'), for at most $timeout seconds (default 30).
+# Returns true if it did.
+sub poll_until
+{
+	my ($node, $sql, $expected, $timeout) = @_;
+	$expected //= 't';
+	$timeout  //= 30;
+	my $deadline = Time::HiRes::time() + $timeout;
+	my ($ret, $out, $err);
+	while (Time::HiRes::time() < $deadline)
+	{
+		($ret, $out, $err) = $node->psql('postgres', $sql);
+		return 1 if $ret == 0 && $out eq $expected;
+		usleep(100_000);
+	}
+	note("poll_until gave up on: $sql\nlast output: $out\nstderr: $err");
+	return 0;
+}
+
+# Wait until the node accepts connections (after a crash restart).
+sub wait_until_up
+{
+	my ($node, $timeout) = @_;
+	$timeout //= 60;
+	for (my $i = 0; $i < $timeout * 10; $i++)
+	{
+		my $ret = $node->psql('postgres', 'SELECT 1');
+		return 1 if $ret == 0;
+		usleep(100_000);
+	}
+	return 0;
+}
+
+# Assertions on the stored ids after a restart: no id appears twice, and
+# for every worker id that already appears in @$old phases, every id of
+# the @$new phases with that worker id is above all of the old ones.
+# Returns the number of new ids that share a worker id with old ones.
+sub check_ids
+{
+	my ($node, $label, $old, $new) = @_;
+	my $old_list = join(',', map { "'$_'" } @$old);
+	my $new_list = join(',', map { "'$_'" } @$new);
+
+	is( $node->safe_psql('postgres',
+			'SELECT count(*) - count(DISTINCT id) FROM snowid_gen_ids'),
+		'0', "$label: no id issued twice");
+	my ($below, $shared) = split /\|/, $node->safe_psql(
+		'postgres', qq{
+WITH old AS (
+	SELECT snowid_worker(id) AS worker, max(id) AS top
+	FROM snowid_gen_ids WHERE phase IN ($old_list) GROUP BY 1)
+SELECT count(*) FILTER (WHERE n.id <= old.top), count(*)
+FROM snowid_gen_ids n JOIN old ON snowid_worker(n.id) = old.worker
+WHERE n.phase IN ($new_list)});
+	is($below, '0',
+		"$label: with the same worker id, every new id is above every old one ($shared such ids)");
+	return $shared;
+}
+
+# Turn the preloading of snowid on or off (takes effect at the next start).
+# Off, the server has no keeper, so the coordinator's tables can be read
+# as the last run left them.
+sub set_preload
+{
+	my ($node, $on) = @_;
+	$node->adjust_conf('postgresql.conf', 'shared_preload_libraries',
+		$on ? "'snowid'" : "''");
+	return;
+}
+
+# The current end of the node's log, for slurp_file($node->logfile, $offset).
+sub log_offset
+{
+	my ($node) = @_;
+	return -s $node->logfile;
 }
 
 1;
