@@ -313,7 +313,7 @@ BEGIN
 	LOCK TABLE snowid_coordinator.leases IN SHARE ROW EXCLUSIVE MODE;
 
 	/*
-	 * Preference: this node name's previous worker id; then one never
+	 * Preference: this node name's most recent worker id; then one never
 	 * used; then the free one with the lowest high-water mark, so that the
 	 * floor most likely lies below the node's clock.
 	 */
@@ -323,7 +323,7 @@ BEGIN
 	   AND l.node_name OPERATOR(pg_catalog.=) p_node_name
 	   AND (l.owner IS NULL OR
 			l.expires_at + make_interval(secs => s.safety_ms / 1000.0) < now())
-	 ORDER BY l.high_water_ms
+	 ORDER BY l.acquired_at DESC
 	 LIMIT 1;
 	IF chosen IS NULL THEN
 		SELECT g INTO chosen

@@ -124,6 +124,35 @@ publish_usable_until(const SnowidLayout *layout, int64 high_water_ms,
 }
 
 /*
+ * Let backends generate again (clear the INVALID flag), unless the lease's
+ * floor lies further ahead of the clock than backends would wait: then the
+ * state says so, and the keeper tries again shortly.
+ */
+static bool
+resume_generation(const SnowidLayout *layout)
+{
+	uint64		word = pg_atomic_read_u64(&snowid_shared->last_id);
+	int64		start_ts = (int64) ((word & ~SNOWID_INVALID_FLAG) >>
+									snowid_timestamp_shift(layout));
+	int64		now_ts = to_id_time(layout, snowid_wall_clock_ms());
+
+	if (start_ts > now_ts + snowid_max_clock_wait_ms)
+	{
+		char		message[SNOWID_MESSAGE_LEN];
+
+		snprintf(message, sizeof(message),
+				 "Ids of this lease must lie above %s; generation starts when the clock gets there.",
+				 timestamptz_to_str(snowid_unix_ms_to_timestamptz(start_ts + layout->epoch_ms)));
+		snowid_set_state(SNOWID_STATE_NO_LEASE_YET, message);
+		return false;
+	}
+	pg_write_barrier();
+	pg_atomic_fetch_and_u64(&snowid_shared->last_id, ~SNOWID_INVALID_FLAG);
+	snowid_set_state(SNOWID_STATE_ACTIVE, NULL);
+	return true;
+}
+
+/*
  * Install a freshly granted lease: the generator word goes to the floor
  * (or the last id issued here, if later) with the new worker id, with the
  * flag still up; then usable_until; then the flag comes down.
@@ -165,9 +194,7 @@ install_lease(const SnowidLayout *layout, const uint8 *token,
 	SpinLockRelease(&snowid_shared->mutex);
 
 	publish_usable_until(layout, grant->high_water_ms, expiry_mono);
-	pg_write_barrier();
-	pg_atomic_fetch_and_u64(&snowid_shared->last_id, ~SNOWID_INVALID_FLAG);
-	snowid_set_state(SNOWID_STATE_ACTIVE, NULL);
+	resume_generation(layout);
 	snowid_count(SNOWID_STAT_LEASE_ACQUISITIONS, 1);
 
 	ereport(LOG,
@@ -196,6 +223,14 @@ try_acquire(const SnowidLayout *layout)
 	LeaseGrant	grant;
 	char		errbuf[SNOWID_MESSAGE_LEN];
 	int64		sent_mono;
+
+	/* No lease is of any use once the layout's time has run out. */
+	if (to_id_time(layout, snowid_wall_clock_ms()) > snowid_max_timestamp(layout))
+	{
+		snowid_set_state(SNOWID_STATE_TIME_EXHAUSTED,
+						 "The layout's timestamp field cannot represent the current time.");
+		return;
+	}
 
 	/* A new token for every lease this keeper takes. */
 	if (!pg_strong_random(token, sizeof(token)))
@@ -277,16 +312,14 @@ try_renew(const SnowidLayout *layout)
 		snowid_count(SNOWID_STAT_LEASE_RENEWALS, 1);
 
 		/* A lease that had expired locally but nobody took is ours again. */
-		if (snowid_shared->state != SNOWID_STATE_ACTIVE)
+		if (snowid_shared->state == SNOWID_STATE_EXPIRED)
 		{
-			pg_write_barrier();
-			pg_atomic_fetch_and_u64(&snowid_shared->last_id, ~SNOWID_INVALID_FLAG);
-			snowid_set_state(SNOWID_STATE_ACTIVE, NULL);
-			ereport(LOG,
-					(errmsg("snowid lease keeper confirmed worker id %d again; generation resumes",
-							worker_id)));
+			if (resume_generation(layout))
+				ereport(LOG,
+						(errmsg("snowid lease keeper confirmed worker id %d again; generation resumes",
+								worker_id)));
 		}
-		else
+		else if (snowid_shared->state == SNOWID_STATE_ACTIVE)
 			snowid_set_state(SNOWID_STATE_ACTIVE, NULL);
 	}
 	else if (strcmp(renewal.status, "unfenced") == 0)
@@ -504,6 +537,11 @@ snowid_keeper_main(Datum main_arg)
 				wake_mono = Max(expiry_mono - 2 * lease_ms / 3, next_attempt_mono);
 				if (snowid_shared->state == SNOWID_STATE_ACTIVE)
 					wake_mono = Min(wake_mono, expiry_mono);
+
+				/* Waiting for the clock to pass the floor: look again soon. */
+				if (snowid_shared->state == SNOWID_STATE_NO_LEASE_YET &&
+					now_mono < expiry_mono && !resume_generation(layout))
+					wake_mono = Min(wake_mono, now_mono + 100);
 			}
 			else
 				wake_mono = 0;
