@@ -68,6 +68,7 @@ snowid_shmem_startup(void)
 		/* No lease yet: generation is refused until the keeper installs one. */
 		pg_atomic_init_u64(&snowid_shared->last_id, SNOWID_INVALID_FLAG);
 		pg_atomic_init_u64(&snowid_shared->usable_until, 0);
+		pg_atomic_init_u64(&snowid_shared->uuidv7_last, 0);
 		SpinLockInit(&snowid_shared->mutex);
 		snowid_shared->state = SNOWID_STATE_NO_LEASE_YET;
 		snowid_shared->state_since = GetCurrentTimestamp();

@@ -84,6 +84,9 @@ typedef struct SnowidShared
 	pg_atomic_uint64 last_id;
 	pg_atomic_uint64 usable_until;
 
+	/* snowid_uuidv7(): last (unix ms << 12 | rand_a) handed out */
+	pg_atomic_uint64 uuidv7_last;
+
 	/* published by the keeper, protected by mutex */
 	slock_t		mutex;
 	SnowidNodeState state;
