@@ -8,7 +8,8 @@ EXTENSION = snowid snowid_coordinator
 DATA = $(wildcard snowid--*.sql) $(wildcard snowid_coordinator--*.sql)
 PGFILEDESC = "snowid - time-ordered, globally unique 64-bit ids"
 
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
+SHLIB_LINK = $(libpq)
 
 # pg_regress suites run against a temporary instance with the library
 # preloaded (test/snowid.conf), as pg_cron does.

@@ -356,7 +356,8 @@ CREATE FUNCTION @extschema@.snowid_status(
 	OUT keeper_pid pg_catalog.int4,
 	OUT last_renewal pg_catalog.timestamptz,
 	OUT last_clock_regression pg_catalog.timestamptz,
-	OUT last_clock_regression_ms pg_catalog.int8)
+	OUT last_clock_regression_ms pg_catalog.int8,
+	OUT clock_offset_ms pg_catalog.int8)
 RETURNS record
 AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 

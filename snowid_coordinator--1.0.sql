@@ -47,7 +47,8 @@ CREATE TABLE snowid_coordinator.leases (
 	expires_at		timestamptz NOT NULL,
 	acquired_at		timestamptz NOT NULL,
 	renewed_at		timestamptz,
-	released_at		timestamptz
+	released_at		timestamptz,
+	clock_offset_ms	bigint			/* the node's last reported clock offset */
 );
 
 CREATE TABLE snowid_coordinator.events (
@@ -163,7 +164,8 @@ CREATE FUNCTION snowid_coordinator.initialize(
 	safety_period interval DEFAULT '5 seconds',
 	lease_margin interval DEFAULT '1 second',
 	single_server bool DEFAULT false,
-	local_mode bool DEFAULT false)
+	local_mode bool DEFAULT false,
+	max_clock_offset interval DEFAULT '1 second')
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -197,17 +199,29 @@ BEGIN
 				  DETAIL = 'The lease time must be at least 3 seconds; the safety period and margin must not be negative.';
 	END IF;
 	SELECT * INTO ident FROM snowid_coordinator.current_identity();
+	/*
+	 * A remote coordinator cannot tell a new cluster from one re-created
+	 * after DROP EXTENSION, whose nodes may have issued ids: it starts
+	 * fenced, like after a restore.
+	 */
 	INSERT INTO snowid_coordinator.settings
 		(timestamp_bits, worker_bits, region_bits, sequence_bits, epoch_ms,
-		 lease_ms, safety_ms, margin_ms, local_mode, single_server,
-		 system_identifier, timeline)
+		 lease_ms, safety_ms, margin_ms, max_clock_offset_ms, local_mode,
+		 single_server, system_identifier, timeline)
 	VALUES (63 - worker_bits - sequence_bits, worker_bits, region_bits,
 			sequence_bits, floor(extract(epoch FROM epoch) * 1000)::bigint,
 			(extract(epoch FROM lease_time) * 1000)::int,
 			(extract(epoch FROM safety_period) * 1000)::int,
 			(extract(epoch FROM lease_margin) * 1000)::int,
+			(extract(epoch FROM max_clock_offset) * 1000)::int,
 			local_mode, single_server,
 			ident.system_identifier, ident.timeline);
+	IF NOT local_mode THEN
+		UPDATE snowid_coordinator.settings st
+		   SET fenced_until = now() + make_interval(secs => (st.lease_ms + st.safety_ms) / 1000.0),
+			   fence_floor_ms = snowid_coordinator.now_ms() + st.lease_ms + st.margin_ms +
+								st.max_clock_offset_ms;
+	END IF;
 	PERFORM snowid_coordinator.log_event(NULL, NULL, 'initialize',
 		format('layout %s/%s/%s (region %s), epoch %s',
 			   63 - worker_bits - sequence_bits, worker_bits, sequence_bits,
@@ -284,7 +298,7 @@ BEGIN
 	SELECT * INTO s FROM snowid_coordinator.settings;
 	IF s.fenced_until IS NOT NULL AND s.fenced_until > now() THEN
 		status := 'fenced';
-		detail := format('The coordinator fenced itself after an identity change; grants resume at %s.',
+		detail := format('The coordinator is fenced (it was just initialized, restored, promoted or its identity changed); grants resume at %s.',
 						 s.fenced_until);
 		RETURN;
 	END IF;
@@ -375,6 +389,15 @@ BEGIN
 	END IF;
 
 	floor_ms := GREATEST(old_high_water, s.fence_floor_ms);
+
+	IF (SELECT p.low FROM snowid_coordinator.worker_pool p
+		 WHERE p.region IS NOT DISTINCT FROM (CASE WHEN s.region_bits > 0 THEN p_region END)) THEN
+		RAISE WARNING 'snowid worker id pool is running low'
+			USING ERRCODE = '01SN1',
+				  DETAIL = format('Fewer than 10%% of the worker ids%s are free.',
+								  CASE WHEN s.region_bits > 0 THEN format(' of region %s', p_region) ELSE '' END),
+				  HINT = 'Shut down nodes that no longer need ids, or plan a layout with more worker bits.';
+	END IF;
 	worker_id := chosen;
 	status := 'granted';
 	PERFORM snowid_coordinator.log_event(chosen, p_node_name, 'grant', NULL);
@@ -398,6 +421,8 @@ CREATE FUNCTION snowid_coordinator.lease_renew_v1(
 	p_token uuid,
 	p_worker_id int,
 	p_node_clock_ms bigint,
+	p_clock_offset_ms bigint DEFAULT NULL,
+	p_clock_offset_exceeded bool DEFAULT false,
 	OUT status text,
 	OUT high_water_ms bigint,
 	OUT lease_ms int,
@@ -426,7 +451,8 @@ BEGIN
 	   SET high_water_ms = GREATEST(l.high_water_ms,
 									p_node_clock_ms + s.lease_ms + s.margin_ms),
 		   expires_at = now() + make_interval(secs => s.lease_ms / 1000.0),
-		   renewed_at = now()
+		   renewed_at = now(),
+		   clock_offset_ms = p_clock_offset_ms
 	 WHERE l.worker_id OPERATOR(pg_catalog.=) p_worker_id
 	   AND l.owner OPERATOR(pg_catalog.=) p_token
 	RETURNING l.high_water_ms INTO high_water_ms;
@@ -435,6 +461,10 @@ BEGIN
 		PERFORM snowid_coordinator.log_event(p_worker_id, NULL, 'renewal_refused',
 											 'the lease is held by another owner or was released');
 		RETURN;
+	END IF;
+	IF p_clock_offset_exceeded THEN
+		PERFORM snowid_coordinator.log_event(p_worker_id, NULL, 'clock_offset',
+			format('the node''s clock is off by about %s ms; it refuses to generate', p_clock_offset_ms));
 	END IF;
 	status := 'renewed';
 END;
@@ -548,13 +578,42 @@ SELECT l.worker_id,
 	   l.expires_at,
 	   l.acquired_at,
 	   l.renewed_at,
-	   l.released_at
+	   l.released_at,
+	   l.clock_offset_ms
   FROM snowid_coordinator.leases l, snowid_coordinator.settings s;
+
+/*
+ * The worker id pool per region (one row with region NULL when the layout
+ * has no regions): total, held, cooling down, free, and "low" when fewer
+ * than 10% are free.
+ */
+CREATE VIEW snowid_coordinator.worker_pool AS
+WITH s AS (SELECT * FROM snowid_coordinator.settings),
+regions AS (
+	SELECT CASE WHEN s.region_bits > 0 THEN r END AS region,
+		   r << (s.worker_bits - s.region_bits) AS first_id,
+		   1 << (s.worker_bits - s.region_bits) AS total
+	  FROM s, generate_series(0, (1 << s.region_bits) - 1) r
+),
+counts AS (
+	SELECT g.region, g.total,
+		   count(*) FILTER (WHERE w.state OPERATOR(pg_catalog.=) 'held') AS held,
+		   count(*) FILTER (WHERE w.state OPERATOR(pg_catalog.=) 'cooling_down') AS cooling_down
+	  FROM regions g
+	  LEFT JOIN snowid_coordinator.worker_leases w
+		ON w.worker_id >= g.first_id AND w.worker_id < g.first_id + g.total
+	 GROUP BY g.region, g.total
+)
+SELECT region, total, held, cooling_down,
+	   total - held - cooling_down AS free,
+	   (total - held - cooling_down) * 10 < total AS low
+  FROM counts;
 
 REVOKE ALL ON ALL TABLES IN SCHEMA snowid_coordinator FROM PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA snowid_coordinator FROM PUBLIC;
 GRANT USAGE ON SCHEMA snowid_coordinator TO pg_monitor;
-GRANT SELECT ON snowid_coordinator.worker_leases, snowid_coordinator.events TO pg_monitor;
+GRANT SELECT ON snowid_coordinator.worker_leases, snowid_coordinator.worker_pool,
+	snowid_coordinator.events TO pg_monitor;
 
 SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.settings', '');
 SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.leases', '');

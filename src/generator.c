@@ -135,6 +135,13 @@ snowid_report_state(void)
 					 message[0] ? errdetail("%s", message) : 0,
 					 errhint("See the server log and snowid_status(); generation starts once a lease is granted.")));
 			break;
+		case SNOWID_STATE_CLOCK_OFFSET:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("snowid refuses to generate: this node's clock is too far off the coordinator's"),
+					 message[0] ? errdetail("%s", message) : 0,
+					 errhint("Fix the time synchronisation of this server; generation resumes at the next renewal that finds the clock within snowid.max_clock_offset.")));
+			break;
 		case SNOWID_STATE_RELEASED:
 			ereport(ERROR,
 					(errcode(ERRCODE_ADMIN_SHUTDOWN),

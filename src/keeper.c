@@ -42,6 +42,7 @@
 
 #include "keeper.h"
 #include "lease_client.h"
+#include "lease_transport.h"
 #include "shmem.h"
 
 PGDLLEXPORT void snowid_keeper_main(Datum main_arg);
@@ -50,6 +51,7 @@ PGDLLEXPORT void snowid_keeper_main(Datum main_arg);
 #define RETRY_INTERVAL_MS		1000
 
 static char node_name[NAMEDATALEN * 2];
+static char last_refusal[LEASE_STATUS_LEN];	/* status of the last refused grant */
 
 /* Register the keeper with the postmaster (from _PG_init). */
 void
@@ -215,6 +217,78 @@ drop_lease(SnowidNodeState state, const char *message)
 	snowid_set_state(state, message);
 }
 
+/*
+ * Clock watch.  Each answer from the coordinator carries its clock; the
+ * node's offset from it is estimated against the midpoint of the round
+ * trip, with half the round trip as the uncertainty.  The last time the
+ * node's clock was found in bounds is remembered, so that a step forward
+ * the monotonic clock cannot explain is not declared in a high-water mark
+ * before a renewal confirms it.
+ */
+static int64 confirmed_wall = 0;	/* wall clock at the last confirmation */
+static int64 confirmed_mono = 0;	/* monotonic clock then; 0 = never */
+static int64 last_offset_ms = 0;
+static bool last_offset_exceeded = false;
+
+/* The node clock to declare: the wall clock, unless it jumped unconfirmed. */
+static int64
+declared_clock_ms(void)
+{
+	int64		wall = snowid_wall_clock_ms();
+	int64		explained;
+
+	if (confirmed_mono == 0)
+		return wall;
+	explained = confirmed_wall + (snowid_monotonic_ms() - confirmed_mono);
+	if (wall > explained + snowid_max_clock_offset_ms)
+		return explained;
+	return wall;
+}
+
+/*
+ * Judge the clock from one round trip; returns true when the offset is
+ * within snowid.max_clock_offset.  Publishes the estimate.
+ */
+static bool
+check_clock(int64 sent_wall, int64 sent_mono, int64 coordinator_now_ms)
+{
+	int64		recv_wall = snowid_wall_clock_ms();
+	int64		rtt = snowid_monotonic_ms() - sent_mono;
+	int64		offset = coordinator_now_ms - (sent_wall + recv_wall) / 2;
+	int64		uncertainty = rtt / 2 + 1;
+	bool		ok = Abs(offset) <= snowid_max_clock_offset_ms + uncertainty;
+
+	last_offset_ms = offset;
+	last_offset_exceeded = !ok;
+	SpinLockAcquire(&snowid_shared->mutex);
+	snowid_shared->clock_offset_ms = offset;
+	snowid_shared->clock_offset_uncertainty_ms = uncertainty;
+	SpinLockRelease(&snowid_shared->mutex);
+	if (ok)
+	{
+		confirmed_wall = sent_wall;
+		confirmed_mono = sent_mono;
+	}
+	return ok;
+}
+
+/* The clock is too far off: stop generation, keep the lease. */
+static void
+refuse_for_clock(int64 worker_id)
+{
+	char		message[SNOWID_MESSAGE_LEN];
+
+	snprintf(message, sizeof(message),
+			 "This node's clock is about %lld ms off the coordinator's; snowid.max_clock_offset is %d ms.",
+			 (long long) last_offset_ms, snowid_max_clock_offset_ms);
+	stop_generation();
+	if (snowid_shared->state != SNOWID_STATE_CLOCK_OFFSET)
+		ereport(WARNING,
+				(errmsg("snowid stopped generation on worker id %d: the clock is off", (int) worker_id),
+				 errdetail("%s", message)));
+	snowid_set_state(SNOWID_STATE_CLOCK_OFFSET, message);
+}
+
 /* Try to get a lease; publish the outcome. */
 static void
 try_acquire(const SnowidLayout *layout)
@@ -223,6 +297,7 @@ try_acquire(const SnowidLayout *layout)
 	LeaseGrant	grant;
 	char		errbuf[SNOWID_MESSAGE_LEN];
 	int64		sent_mono;
+	int64		sent_wall;
 
 	/* No lease is of any use once the layout's time has run out. */
 	if (to_id_time(layout, snowid_wall_clock_ms()) > snowid_max_timestamp(layout))
@@ -237,17 +312,24 @@ try_acquire(const SnowidLayout *layout)
 		elog(ERROR, "could not generate a random lease token");
 
 	sent_mono = snowid_monotonic_ms();
-	if (!lease_client_acquire(token, node_name, layout, -1,
-							  snowid_wall_clock_ms(), &grant, errbuf))
+	sent_wall = declared_clock_ms();
+	if (!lease_client_acquire(token, node_name, layout, snowid_node_region,
+							  sent_wall, &grant, errbuf))
 	{
 		snowid_set_state(SNOWID_STATE_COORDINATOR_ERROR, errbuf);
-		ereport(LOG,
-				(errmsg("snowid lease keeper could not acquire a lease: %s", errbuf)));
+		if (strcmp(last_refusal, "error") != 0)
+			ereport(LOG,
+					(errmsg("snowid lease keeper could not acquire a lease: %s", errbuf)));
+		strlcpy(last_refusal, "error", sizeof(last_refusal));
 		return;
 	}
 
 	if (strcmp(grant.status, "granted") == 0)
+	{
 		install_lease(layout, token, &grant, sent_mono);
+		if (!check_clock(sent_wall, sent_mono, grant.coordinator_now_ms))
+			refuse_for_clock(grant.worker_id);
+	}
 	else if (strcmp(grant.status, "layout_mismatch") == 0)
 		snowid_set_state(SNOWID_STATE_LAYOUT_MISMATCH, grant.detail);
 	else if (strcmp(grant.status, "no_free_worker") == 0)
@@ -257,15 +339,14 @@ try_acquire(const SnowidLayout *layout)
 	else
 		snowid_set_state(SNOWID_STATE_NO_LEASE_YET, grant.detail);
 
-	if (strcmp(grant.status, "granted") != 0)
-	{
-		SnowidNodeState state = snowid_shared->state;
-
-		ereport(state == SNOWID_STATE_NO_FREE_WORKER ? LOG : WARNING,
+	/* Say so once per kind of refusal, not at every retry. */
+	if (strcmp(grant.status, "granted") != 0 &&
+		strcmp(grant.status, last_refusal) != 0)
+		ereport(WARNING,
 				(errmsg("snowid lease keeper was refused a lease: %s",
 						grant.status),
 				 grant.detail[0] ? errdetail("%s", grant.detail) : 0));
-	}
+	strlcpy(last_refusal, grant.status, sizeof(last_refusal));
 }
 
 /* Renew the lease; on success push usable_until forward. */
@@ -277,6 +358,7 @@ try_renew(const SnowidLayout *layout)
 	LeaseRenewal renewal;
 	char		errbuf[SNOWID_MESSAGE_LEN];
 	int64		sent_mono;
+	int64		sent_wall;
 
 	SpinLockAcquire(&snowid_shared->mutex);
 	memcpy(token, snowid_shared->token, SNOWID_TOKEN_LEN);
@@ -284,8 +366,9 @@ try_renew(const SnowidLayout *layout)
 	SpinLockRelease(&snowid_shared->mutex);
 
 	sent_mono = snowid_monotonic_ms();
-	if (!lease_client_renew(token, worker_id, snowid_wall_clock_ms(),
-							&renewal, errbuf))
+	sent_wall = declared_clock_ms();
+	if (!lease_client_renew(token, worker_id, sent_wall, last_offset_ms,
+							last_offset_exceeded, &renewal, errbuf))
 	{
 		snowid_count(SNOWID_STAT_LEASE_RENEWAL_FAILURES, 1);
 		SpinLockAcquire(&snowid_shared->mutex);
@@ -311,9 +394,15 @@ try_renew(const SnowidLayout *layout)
 		publish_usable_until(layout, renewal.high_water_ms, expiry_mono);
 		snowid_count(SNOWID_STAT_LEASE_RENEWALS, 1);
 
-		/* A lease that had expired locally but nobody took is ours again. */
-		if (snowid_shared->state == SNOWID_STATE_EXPIRED)
+		if (!check_clock(sent_wall, sent_mono, renewal.coordinator_now_ms))
+			refuse_for_clock(worker_id);
+		else if (snowid_shared->state == SNOWID_STATE_EXPIRED ||
+				 snowid_shared->state == SNOWID_STATE_CLOCK_OFFSET)
 		{
+			/*
+			 * A lease that expired locally but that nobody took is ours
+			 * again; a clock back in bounds may be used again.
+			 */
 			if (resume_generation(layout))
 				ereport(LOG,
 						(errmsg("snowid lease keeper confirmed worker id %d again; generation resumes",
@@ -435,8 +524,8 @@ snowid_keeper_main(Datum main_arg)
 	SpinLockAcquire(&snowid_shared->mutex);
 	snowid_shared->keeper_pid = MyProcPid;
 	snowid_shared->keeper_latch = &MyProc->procLatch;
-	snprintf(snowid_shared->coordinator, sizeof(snowid_shared->coordinator),
-			 "local database \"%s\"", snowid_database);
+	lease_transport_describe(snowid_shared->coordinator,
+							 sizeof(snowid_shared->coordinator));
 	strlcpy(snowid_shared->node_name, node_name, sizeof(snowid_shared->node_name));
 	SpinLockRelease(&snowid_shared->mutex);
 
@@ -558,5 +647,6 @@ snowid_keeper_main(Datum main_arg)
 	}
 
 	release_lease(layout);
+	libpq_transport_disconnect();
 	proc_exit(1);
 }

@@ -46,8 +46,9 @@ extern bool lease_client_acquire(const uint8 *token, const char *node_name,
 								 int64 node_clock_ms, LeaseGrant *grant,
 								 char *errbuf);
 extern bool lease_client_renew(const uint8 *token, int32 worker_id,
-							   int64 node_clock_ms, LeaseRenewal *renewal,
-							   char *errbuf);
+							   int64 node_clock_ms, int64 clock_offset_ms,
+							   bool clock_offset_exceeded,
+							   LeaseRenewal *renewal, char *errbuf);
 extern bool lease_client_release(const uint8 *token, int32 worker_id,
 								 int64 last_used_ms, char *status,
 								 char *errbuf);

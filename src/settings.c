@@ -29,6 +29,10 @@ int			snowid_lease_time_ms = 30000;
 int			snowid_safety_period_ms = 5000;
 int			snowid_lease_margin_ms = 1000;
 
+char	   *snowid_coordinator_conninfo = NULL;
+int			snowid_node_region = -1;
+int			snowid_max_clock_offset_ms = 1000;
+
 static SnowidLayout resolved_layout;
 static bool layout_resolved = false;
 
@@ -166,6 +170,27 @@ snowid_define_node_settings(void)
 							5, 0, 1000,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+	DefineCustomStringVariable("snowid.coordinator",
+							   "Connection string of a remote coordinator; empty keeps the leases in snowid.database.",
+							   "A multi-host string with target_session_attrs=read-write follows a coordinator failover.",
+							   &snowid_coordinator_conninfo,
+							   "",
+							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.region",
+							"Region whose worker ids this node takes, when snowid.region_bits > 0.",
+							"-1 means none.",
+							&snowid_node_region,
+							-1, -1, (1 << SNOWID_MAX_WORKER_BITS) - 1,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("snowid.max_clock_offset",
+							"How far this node's clock may be off the coordinator's before generation refuses.",
+							NULL,
+							&snowid_max_clock_offset_ms,
+							1000, 0, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
 	DefineCustomStringVariable("snowid.database",
 							   "Database in which the lease keeper keeps the local coordinator.",
 							   NULL,
@@ -231,6 +256,24 @@ epoch_is_relative(const char *value)
 void
 snowid_check_lease_settings(void)
 {
+	const SnowidLayout *layout = snowid_get_layout();
+
+	if (layout->region_bits > 0 &&
+		(snowid_node_region < 0 || snowid_node_region >= (1 << layout->region_bits)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowid region"),
+				 errdetail("With snowid.region_bits = %d, snowid.region must be between 0 and %d, but it is %d.",
+						   layout->region_bits, (1 << layout->region_bits) - 1,
+						   snowid_node_region),
+				 errhint("Set snowid.region in postgresql.conf and restart the server.")));
+	if (layout->region_bits == 0 && snowid_node_region > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid snowid region"),
+				 errdetail("snowid.region is %d, but snowid.region_bits is 0.",
+						   snowid_node_region),
+				 errhint("Set snowid.region_bits (the same on every node) or remove snowid.region.")));
 	if (snowid_safety_period_ms < snowid_lease_margin_ms)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -144,6 +144,8 @@ snowid_state_name(SnowidNodeState state)
 			return "time_exhausted";
 		case SNOWID_STATE_COORDINATOR_ERROR:
 			return "coordinator_error";
+		case SNOWID_STATE_CLOCK_OFFSET:
+			return "clock_offset";
 		case SNOWID_STATE_RELEASED:
 			return "released";
 	}

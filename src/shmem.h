@@ -53,6 +53,7 @@ typedef enum SnowidNodeState
 	SNOWID_STATE_UNFENCED_COPY,
 	SNOWID_STATE_TIME_EXHAUSTED,
 	SNOWID_STATE_COORDINATOR_ERROR,
+	SNOWID_STATE_CLOCK_OFFSET,
 	SNOWID_STATE_RELEASED
 } SnowidNodeState;
 
@@ -105,6 +106,10 @@ typedef struct SnowidShared
 	bool		confirm_takeover;	/* operator said the old server is gone */
 	char		message[SNOWID_MESSAGE_LEN];	/* detail of the state */
 	char		coordinator[SNOWID_MESSAGE_LEN];	/* where leases live */
+
+	/* the keeper's clock watch, protected by mutex */
+	int64		clock_offset_ms;	/* coordinator minus node */
+	int64		clock_offset_uncertainty_ms;
 
 	/* backends' clock regression events, protected by mutex */
 	TimestampTz last_clock_regression;

@@ -36,6 +36,9 @@ extern int	snowid_max_clock_wait_ms;
 extern int	snowid_lease_time_ms;
 extern int	snowid_safety_period_ms;
 extern int	snowid_lease_margin_ms;
+extern char *snowid_coordinator_conninfo;
+extern int	snowid_node_region;
+extern int	snowid_max_clock_offset_ms;
 
 extern void snowid_define_layout_settings(void);
 extern void snowid_define_node_settings(void);

@@ -21,7 +21,7 @@ PG_FUNCTION_INFO_V1(snowid_stats_internal);
 PG_FUNCTION_INFO_V1(snowid_stats_reset);
 PG_FUNCTION_INFO_V1(snowid_confirm_takeover);
 
-#define STATUS_COLUMNS 16
+#define STATUS_COLUMNS 17
 
 static Datum
 interval_ms_datum(int64 ms)
@@ -116,6 +116,10 @@ snowid_status(PG_FUNCTION_ARGS)
 		nulls[i++] = true;
 		nulls[i++] = true;
 	}
+	if (copy.has_lease)
+		values[i++] = Int64GetDatum(copy.clock_offset_ms);
+	else
+		nulls[i++] = true;
 	Assert(i == STATUS_COLUMNS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),

@@ -65,6 +65,7 @@ $node->append_conf(
 shared_preload_libraries = 'snowid'
 snowid.worker_bits = $worker_bits
 snowid.region_bits = $region_bits
+snowid.region = 5
 snowid.sequence_bits = $sequence_bits
 snowid.epoch = '2024-06-01 00:00:00+00'
 timezone = 'UTC'
@@ -268,7 +269,7 @@ bad_layout(
 # The edge that is still allowed: exactly 38 timestamp bits, and as many
 # region bits as worker bits.
 $node->append_conf('postgresql.conf',
-	"snowid.worker_bits = 11\nsnowid.region_bits = 11\nsnowid.sequence_bits = 14"
+	"snowid.worker_bits = 11\nsnowid.region_bits = 11\nsnowid.region = 2047\nsnowid.sequence_bits = 14"
 );
 ok($node->start(fail_ok => 1), '38 timestamp bits, all-region workers: starts');
 is( $node->safe_psql(
