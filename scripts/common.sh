@@ -16,7 +16,8 @@ fi
 export PG_CONFIG
 
 # Debian packages the build and the tests need.
-SNOWID_PACKAGES="postgresql-server-dev-15 libipc-run-perl libfaketime make gcc"
+# (clang-14 and libclang-rt-14-dev build the fuzzers: scripts/fuzz.sh)
+SNOWID_PACKAGES="postgresql-server-dev-15 libipc-run-perl libfaketime socat make gcc clang-14 libclang-rt-14-dev"
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -327,3 +327,62 @@ sub log_offset
 }
 
 1;
+
+# --- clusters: a remote coordinator and nodes that lease from it ---
+
+push @EXPORT, qw(snowid_coordinator_node snowid_remote_node coordinator_conninfo);
+
+# A started coordinator server with snowid_coordinator installed and
+# initialised (lease 6 s, safety 2 s, margin 1 s), a login role
+# "snowid_node" holding only EXECUTE on the lease functions, and the fence
+# a new coordinator starts with already waited out.  Options:
+#   allows_streaming => 1   (to give it a standby)
+#   single_server => 0|1    (default 1: no synchronous standby needed)
+#   init => 'extra named arguments for initialize()', e.g. "worker_bits => 2"
+#   conf => extra postgresql.conf lines
+#   no_wait => 1            (do not wait out the initial fence)
+sub snowid_coordinator_node
+{
+	my ($name, %opts) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(allows_streaming => $opts{allows_streaming} ? 1 : 0);
+	$node->append_conf('postgresql.conf', $opts{conf}) if $opts{conf};
+	$node->start;
+	my $single = exists $opts{single_server} ? ($opts{single_server} ? 'true' : 'false') : 'true';
+	my $extra = $opts{init} ? ", $opts{init}" : '';
+	$node->safe_psql('postgres', qq{
+CREATE EXTENSION snowid_coordinator;
+SELECT snowid_coordinator.initialize(lease_time => '6s', safety_period => '2s',
+	lease_margin => '1s', single_server => $single$extra);
+CREATE ROLE snowid_node LOGIN;
+GRANT USAGE ON SCHEMA snowid_coordinator TO snowid_node;
+GRANT EXECUTE ON FUNCTION snowid_coordinator.lease_acquire_v1,
+	snowid_coordinator.lease_renew_v1, snowid_coordinator.lease_release_v1
+	TO snowid_node;
+});
+	# A new coordinator grants nothing for a lease plus the safety period.
+	sleep 8.5 unless $opts{no_wait};
+	return $node;
+}
+
+# libpq conninfo for nodes to reach one or more coordinators (multi-host,
+# read-write target, as a user would configure a failover pair).
+sub coordinator_conninfo
+{
+	my @coordinators = @_;
+	my $hosts = join(',', map { $_->host } @coordinators);
+	my $ports = join(',', map { $_->port } @coordinators);
+	return "host=$hosts port=$ports dbname=postgres user=snowid_node "
+	  . "target_session_attrs=read-write";
+}
+
+# A node (initialised, not started) that leases from the coordinator(s);
+# extra postgresql.conf lines in $opts{conf}; $opts{conninfo} overrides.
+sub snowid_remote_node
+{
+	my ($name, $coordinators, %opts) = @_;
+	my @c = ref $coordinators eq 'ARRAY' ? @$coordinators : ($coordinators);
+	my $conninfo = $opts{conninfo} // coordinator_conninfo(@c);
+	my $conf = "snowid.coordinator = '$conninfo'\n" . ($opts{conf} // '');
+	return snowid_node($name, %opts, conf => $conf);
+}
