@@ -84,13 +84,23 @@ AS $$
 	SELECT floor(extract(epoch FROM now()) * 1000)::bigint;
 $$;
 
-/* This server's identity: system identifier and current timeline. */
+/*
+ * This server's identity: its system identifier and current timeline.  A
+ * server started from a base backup keeps both (unless recovery ended on a
+ * new timeline), so the identifier is suffixed with the time of the backup
+ * it was started from, which backup_label.old records; the server it was
+ * copied from has no such file (non-exclusive backups leave none behind).
+ */
 CREATE FUNCTION snowid_coordinator.current_identity(OUT system_identifier text,
 													OUT timeline int)
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT (SELECT s.system_identifier::text FROM pg_control_system() s),
+	SELECT (SELECT s.system_identifier::text FROM pg_control_system() s) ||
+		   COALESCE('/backup@' ||
+					(SELECT floor(extract(epoch FROM f.modification))::bigint::text
+					   FROM pg_stat_file('backup_label.old', true) f),
+					''),
 		   ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int;
 $$;
 
