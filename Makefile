@@ -43,7 +43,7 @@ PROVE_FLAGS = -I ./test/perl --verbose
 
 # The suites one by one, so that one failing suite does not hide the
 # others (scripts/test.sh runs them all and sums up).
-.PHONY: regresscheck isolationcheck tapcheck test demo
+.PHONY: regresscheck isolationcheck tapcheck test demo demo-cluster
 regresscheck:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
 
@@ -58,3 +58,6 @@ test:
 
 demo:
 	bash scripts/demo.sh
+
+demo-cluster:
+	bash scripts/demo_cluster.sh
