@@ -13,7 +13,7 @@ SHLIB_LINK = $(libpq)
 
 # pg_regress suites run against a temporary instance with the library
 # preloaded (test/snowid.conf), as pg_cron does.
-REGRESS = type operators json decode generator privileges
+REGRESS = type operators json decode generator privileges formats
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=./test/snowid.conf
 
 # Isolation specs get their own temporary instance.
@@ -43,7 +43,7 @@ PROVE_FLAGS = -I ./test/perl --verbose
 
 # The suites one by one, so that one failing suite does not hide the
 # others (scripts/test.sh runs them all and sums up).
-.PHONY: regresscheck isolationcheck tapcheck test demo demo-cluster
+.PHONY: regresscheck isolationcheck tapcheck fuzzcheck test demo demo-cluster
 regresscheck:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
 
@@ -52,6 +52,10 @@ isolationcheck:
 
 tapcheck:
 	$(prove_installcheck)
+
+# libFuzzer harnesses (test/fuzz), built with clang, for a bounded time.
+fuzzcheck:
+	bash scripts/fuzz.sh
 
 test:
 	bash scripts/test.sh

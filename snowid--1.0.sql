@@ -399,3 +399,38 @@ REVOKE ALL ON FUNCTION @extschema@.snowid_confirm_takeover() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION @extschema@.snowid_status() TO pg_monitor;
 GRANT EXECUTE ON FUNCTION @extschema@.snowid_stats_internal() TO pg_monitor;
 GRANT SELECT ON @extschema@.snowid_stats TO pg_monitor;
+
+--
+-- Formats for the outside world (formats.c, public_id.c, uuidv7.c).
+--
+-- Compact text: 13 Crockford base32 characters, text order = id order.
+-- IMMUTABLE: the form depends on the value only.
+CREATE FUNCTION @extschema@.snowid_to_base32(@extschema@.snowid)
+RETURNS pg_catalog.text
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.snowid_from_base32(pg_catalog.text)
+RETURNS @extschema@.snowid
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Keyed public ids.  STABLE, not IMMUTABLE: they depend on the key file
+-- (snowid.public_id_keys_file), which may change at any reload.  They hide
+-- an id's time and worker; they authorise nothing.
+CREATE FUNCTION @extschema@.snowid_to_public(@extschema@.snowid)
+RETURNS pg_catalog.text
+AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.snowid_from_public(pg_catalog.text)
+RETURNS @extschema@.snowid
+AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- RFC 9562 version 7 UUIDs, strictly increasing across the node's
+-- backends (shared memory: needs shared_preload_libraries).  VOLATILE like
+-- gen_random_uuid(); parallel workers share the same shared word.
+CREATE FUNCTION @extschema@.snowid_uuidv7()
+RETURNS pg_catalog.uuid
+AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.snowid_uuidv7_timestamp(pg_catalog.uuid)
+RETURNS pg_catalog.timestamptz
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run every test suite (pg_regress, isolation, TAP) and sum up.
+# Run every test suite (pg_regress, isolation, TAP, fuzzing) and sum up.
 #
 # Installs what is missing, builds and installs the extension, then runs
 # each suite against its own temporary server as an OS user PostgreSQL
@@ -67,6 +67,7 @@ run_suite() {
 run_suite regress regresscheck
 run_suite isolation isolationcheck
 run_suite tap tapcheck
+run_suite fuzz fuzzcheck
 
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ] && [ "$total_passed" -gt 0 ]

@@ -33,6 +33,10 @@ char	   *snowid_coordinator_conninfo = NULL;
 int			snowid_node_region = -1;
 int			snowid_max_clock_offset_ms = 1000;
 
+/* public ids (public_id.c) */
+char	   *snowid_public_id_keys_file = NULL;
+uint32		snowid_public_id_keys_assignments = 0;
+
 static SnowidLayout resolved_layout;
 static bool layout_resolved = false;
 
@@ -159,6 +163,16 @@ snowid_read_layout_placeholders(void)
 											  raw_epoch ? raw_epoch : "2025-01-01 00:00:00+00");
 }
 
+/*
+ * A reload that sets snowid.public_id_keys_file (even to the same value)
+ * makes public_id.c read the key file again.
+ */
+static void
+assign_public_id_keys_file(const char *newval, void *extra)
+{
+	snowid_public_id_keys_assignments++;
+}
+
 /* Define the settings of the generator and the lease keeper. */
 void
 snowid_define_node_settings(void)
@@ -226,6 +240,19 @@ snowid_define_node_settings(void)
 							1000, 0, 60000,
 							PGC_POSTMASTER, GUC_UNIT_MS,
 							NULL, NULL, NULL);
+
+	/*
+	 * Public ids (public_id.c).  The setting names the key file and never
+	 * holds a key: superuser-only settings are still readable by
+	 * pg_read_all_settings.
+	 */
+	DefineCustomStringVariable("snowid.public_id_keys_file",
+							   "File that holds the keys of public ids, one version:key line each.",
+							   "It must be readable by the server's OS user only; a relative path is relative to the data directory.",
+							   &snowid_public_id_keys_file,
+							   "",
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY,
+							   NULL, assign_public_id_keys_file, NULL);
 }
 
 /*

@@ -39,6 +39,8 @@ extern int	snowid_lease_margin_ms;
 extern char *snowid_coordinator_conninfo;
 extern int	snowid_node_region;
 extern int	snowid_max_clock_offset_ms;
+extern char *snowid_public_id_keys_file;
+extern uint32 snowid_public_id_keys_assignments;
 
 extern void snowid_define_layout_settings(void);
 extern void snowid_define_node_settings(void);
