@@ -8,12 +8,25 @@
  * word with compare-and-swap.  No lock, no I/O, no network.  See shmem.h
  * for the protocol with the lease keeper.
  *
+ * snowid_nextval() has a fast path for the two common cases (the same
+ * millisecond with sequence numbers left, and a new millisecond): the
+ * layout's masks are computed once per process, the clock is read once
+ * and converted to milliseconds with one division, and the statistics
+ * slot is written directly.  Everything else (no lease, an exhausted
+ * millisecond, a clock behind the last used timestamp, the end of the
+ * timestamp bits) goes through snowid_reserve(), the general path that
+ * snowid_generate() uses too.  Both keep the same rules: read last_id, then
+ * the clock; only a compare-and-swap publishes an id; a millisecond past
+ * usable_until or past the timestamp bits is refused.
+ *
  * Waiting: when the 2^sequence_bits ids of a millisecond are used up, the
- * caller waits for the next millisecond (spinning briefly, then sleeping
- * for the rest of it), since an id never carries a timestamp ahead of the
- * clock.  When the clock is behind the last used timestamp by at most
- * snowid.max_clock_wait, the caller waits too; further behind, it refuses
- * and generation resumes by itself once the clock passes that timestamp.
+ * caller waits for the next millisecond, since an id never carries a
+ * timestamp ahead of the clock: it sleeps until shortly before the
+ * millisecond turns and yields the processor for the rest, so a capped
+ * session does not burn a core.  When the clock is behind the last used
+ * timestamp by at most snowid.max_clock_wait, the caller waits too;
+ * further behind, it refuses and generation resumes by itself once the
+ * clock passes that timestamp.
  *
  *-------------------------------------------------------------------------
  */
@@ -34,16 +47,62 @@ PG_FUNCTION_INFO_V1(snowid_nextval);
 PG_FUNCTION_INFO_V1(snowid_generate);
 
 #define SNOWID_MAX_BATCH		1000000
-#define SPINS_BEFORE_SLEEP		32
 
-/* Current wall clock in microseconds since the Unix epoch. */
+/*
+ * Waiting for the next millisecond: sleep until this many microseconds
+ * before it (a sleep may wake up to the kernel's timer slack, 50 us, late),
+ * then yield until it comes.
+ */
+#define WAKE_BEFORE_US			60
+
+/* This process's statistics slot (shmem.c); NULL until attached. */
+extern SnowidStatSlot *snowid_my_slot;
+
+/* The layout's constants, computed once per process (the layout is fixed). */
+typedef struct GeneratorConsts
+{
+	bool		ready;
+	int			shift;			/* of the timestamp field */
+	uint64		seq_mask;
+	uint64		worker_mask;
+	int64		max_ts;
+	int64		epoch_ms;
+} GeneratorConsts;
+
+static GeneratorConsts gen;
+
+static void
+generator_init(void)
+{
+	const SnowidLayout *layout = snowid_get_layout();
+
+	gen.shift = snowid_timestamp_shift(layout);
+	gen.seq_mask = (uint64) snowid_max_sequence(layout);
+	gen.worker_mask = (uint64) snowid_max_worker(layout) << layout->sequence_bits;
+	gen.max_ts = snowid_max_timestamp(layout);
+	gen.epoch_ms = layout->epoch_ms;
+	gen.ready = true;
+}
+
+/* The wall clock, read once: id-time milliseconds, and microseconds. */
 static inline int64
-wall_clock_us(void)
+clock_id_ms(int64 *unix_us)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	if (unix_us)
+		*unix_us = (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - gen.epoch_ms;
+}
+
+/* Add to a counter of this process's slot (see shmem.h). */
+static inline void
+count_in(SnowidStatSlot *slot, SnowidCounter counter, uint64 n)
+{
+	pg_atomic_uint64 *c = &slot->counters[counter];
+
+	pg_atomic_write_u64(c, pg_atomic_read_u64(c) + n);
 }
 
 /* The layout's timestamp field cannot hold the current time. */
@@ -186,32 +245,26 @@ report_clock_regressed(int64 behind_ms)
 
 /*
  * Wait until the clock shows a millisecond after last_ts; return the new
- * id time.  Spins a little, then sleeps for the rest of the millisecond so
- * a capped session does not burn a whole core.
+ * id time.  Sleeps until WAKE_BEFORE_US before the millisecond turns, then
+ * yields the processor until it has, so a capped session does not spin a
+ * core for the rest of the millisecond.
  */
 static int64
-wait_for_next_ms(int64 last_ts, int64 epoch_ms)
+wait_for_next_ms(int64 last_ts)
 {
-	int			i;
-
-	for (i = 0;; i++)
+	for (;;)
 	{
-		int64		now_us = wall_clock_us();
-		int64		now = now_us / 1000 - epoch_ms;
+		int64		now_us;
+		int64		now = clock_id_ms(&now_us);
 		int64		remaining_us;
 
 		if (now > last_ts)
 			return now;
-		if (i < SPINS_BEFORE_SLEEP)
-		{
-			pg_spin_delay();
-			continue;
-		}
-		remaining_us = (last_ts + 1 + epoch_ms) * 1000 - now_us;
+		remaining_us = (last_ts + 1 + gen.epoch_ms) * 1000 - now_us;
 		if (remaining_us > 1000)
 			return now;			/* clock went back: let the caller decide */
-		if (remaining_us > 80)
-			pg_usleep(remaining_us - 60);
+		if (remaining_us > WAKE_BEFORE_US + 20)
+			pg_usleep(remaining_us - WAKE_BEFORE_US);
 		else
 			sched_yield();
 	}
@@ -219,19 +272,20 @@ wait_for_next_ms(int64 last_ts, int64 epoch_ms)
 
 /*
  * Reserve up to "want" consecutive ids of one millisecond in one atomic
- * step.  Returns the first; *got tells how many.
+ * step.  Returns the first; *got tells how many.  The general path: it
+ * handles every state of the shared word and of the clock.
  */
 int64
 snowid_reserve(int want, int *got)
 {
-	const SnowidLayout *layout = snowid_get_layout();
-	const int	shift = snowid_timestamp_shift(layout);
-	const uint64 seq_mask = (uint64) snowid_max_sequence(layout);
-	const uint64 worker_mask = (uint64) snowid_max_worker(layout) << layout->sequence_bits;
-	const int64 max_ts = snowid_max_timestamp(layout);
-	uint64		old = pg_atomic_read_u64(&snowid_shared->last_id);
-	int64		now = wall_clock_us() / 1000 - layout->epoch_ms;
+	uint64		old;
+	int64		now;
 	bool		waited_for_clock = false;
+
+	if (unlikely(!gen.ready))
+		generator_init();
+	old = pg_atomic_read_u64(&snowid_shared->last_id);
+	now = clock_id_ms(NULL);
 
 	for (;;)
 	{
@@ -243,30 +297,30 @@ snowid_reserve(int want, int *got)
 		if (old & SNOWID_INVALID_FLAG)
 			snowid_report_state();
 
-		last_ts = (int64) (old >> shift);
+		last_ts = (int64) (old >> gen.shift);
 		if (now > last_ts)
 		{
 			until = (int64) pg_atomic_read_u64(&snowid_shared->usable_until);
 			if (now > until)
 				report_not_confirmed(now, until);
-			if (now > max_ts)
+			if (now > gen.max_ts)
 				report_time_exhausted();
-			first = ((uint64) now << shift) | (old & worker_mask);
-			count = Min((uint64) want, seq_mask + 1);
+			first = ((uint64) now << gen.shift) | (old & gen.worker_mask);
+			count = Min((uint64) want, gen.seq_mask + 1);
 		}
 		else if (now == last_ts)
 		{
-			uint64		seq = old & seq_mask;
+			uint64		seq = old & gen.seq_mask;
 
-			if (seq == seq_mask)
+			if (seq == gen.seq_mask)
 			{
 				snowid_count(SNOWID_STAT_EXHAUSTION_WAITS, 1);
-				now = wait_for_next_ms(last_ts, layout->epoch_ms);
+				now = wait_for_next_ms(last_ts);
 				old = pg_atomic_read_u64(&snowid_shared->last_id);
 				continue;
 			}
 			first = old + 1;
-			count = Min((uint64) want, seq_mask - seq);
+			count = Min((uint64) want, gen.seq_mask - seq);
 		}
 		else
 		{
@@ -281,8 +335,8 @@ snowid_reserve(int want, int *got)
 			}
 			pg_usleep(Min(behind, 1) * 1000);
 			CHECK_FOR_INTERRUPTS();
-			now = wall_clock_us() / 1000 - layout->epoch_ms;
 			old = pg_atomic_read_u64(&snowid_shared->last_id);
+			now = clock_id_ms(NULL);
 			continue;
 		}
 
@@ -294,22 +348,72 @@ snowid_reserve(int want, int *got)
 		}
 		snowid_count(SNOWID_STAT_CAS_RETRIES, 1);
 		/* Another backend moved on; our clock read may be stale now. */
-		if ((int64) (old >> shift) > now && !(old & SNOWID_INVALID_FLAG))
-			now = wall_clock_us() / 1000 - layout->epoch_ms;
+		if ((int64) (old >> gen.shift) > now && !(old & SNOWID_INVALID_FLAG))
+			now = clock_id_ms(NULL);
 	}
 }
 
+/*
+ * snowid_nextval(): the fast path of snowid_reserve(1) for a millisecond
+ * with sequence numbers left or a new millisecond; anything else (no
+ * lease, an exhausted millisecond, the clock behind, the end of the
+ * timestamp bits) goes the general way.  With the INVALID flag set,
+ * last_ts is above every timestamp the layout can hold, so only the first
+ * branch needs to test the flag.
+ */
 Datum
 snowid_nextval(PG_FUNCTION_ARGS)
 {
-	int			got;
-	int64		id;
+	SnowidStatSlot *slot = snowid_my_slot;
+	uint64		old;
+	uint64		next;
+	int64		now;
 
-	snowid_require_shared();
-	id = snowid_reserve(1, &got);
-	snowid_count(SNOWID_STAT_CALLS, 1);
-	snowid_count(SNOWID_STAT_IDS, 1);
-	PG_RETURN_SNOWID(id);
+	if (unlikely(slot == NULL || !gen.ready))
+	{
+		snowid_require_shared();
+		if (!gen.ready)
+			generator_init();
+		slot = snowid_my_slot;
+		if (unlikely(slot == NULL))
+		{
+			int			got;
+
+			next = (uint64) snowid_reserve(1, &got);
+			PG_RETURN_SNOWID((int64) next);
+		}
+	}
+
+	old = pg_atomic_read_u64(&snowid_shared->last_id);
+	now = clock_id_ms(NULL);
+	for (;;)
+	{
+		int64		last_ts = (int64) (old >> gen.shift);
+
+		if (likely(now == last_ts) && (old & gen.seq_mask) != gen.seq_mask &&
+			!(old & SNOWID_INVALID_FLAG))
+			next = old + 1;
+		else if (now > last_ts && now <= gen.max_ts &&
+				 now <= (int64) pg_atomic_read_u64(&snowid_shared->usable_until))
+			next = ((uint64) now << gen.shift) | (old & gen.worker_mask);
+		else
+		{
+			int			got;
+
+			next = (uint64) snowid_reserve(1, &got);
+			break;
+		}
+		if (likely(pg_atomic_compare_exchange_u64(&snowid_shared->last_id,
+												  &old, next)))
+			break;
+		count_in(slot, SNOWID_STAT_CAS_RETRIES, 1);
+		/* Another backend moved on; our clock read may be stale now. */
+		if ((int64) (old >> gen.shift) > now && !(old & SNOWID_INVALID_FLAG))
+			now = clock_id_ms(NULL);
+	}
+	count_in(slot, SNOWID_STAT_CALLS, 1);
+	count_in(slot, SNOWID_STAT_IDS, 1);
+	PG_RETURN_SNOWID((int64) next);
 }
 
 typedef struct GenerateState
