@@ -628,3 +628,10 @@ GRANT SELECT ON snowid_coordinator.worker_leases, snowid_coordinator.worker_pool
 SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.settings', '');
 SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.leases', '');
 SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.events', '');
+/*
+ * The identity sequence behind events.event_id too: pg_dump dumps a config
+ * table's rows but not its sequences unless they are marked themselves, and
+ * a restore that left the sequence at 1 would make the next event (the
+ * fence a restored coordinator records) collide with a restored row.
+ */
+SELECT pg_catalog.pg_extension_config_dump('snowid_coordinator.events_event_id_seq', '');
