@@ -225,8 +225,13 @@ libpq_transport_query(const char *sql, int nparams, const char *const *params,
 	memset(row, 0, sizeof(LeaseRow));
 	if (conn && PQstatus(conn) != CONNECTION_OK)
 		libpq_transport_disconnect();
-	if (conn == NULL && !connect_coordinator(deadline, errbuf))
-		return false;
+	if (conn == NULL)
+	{
+		if (!connect_coordinator(deadline, errbuf))
+			return false;
+		/* A fresh connection's first statement gets a full allowance too. */
+		deadline = snowid_monotonic_ms() + call_timeout_ms();
+	}
 
 	warning_seen = false;
 	if (!PQsendQueryParams(conn, sql, nparams, NULL, params, NULL, NULL, 0))
