@@ -386,3 +386,267 @@ sub snowid_remote_node
 	my $conf = "snowid.coordinator = '$conninfo'\n" . ($opts{conf} // '');
 	return snowid_node($name, %opts, conf => $conf);
 }
+
+# --- server processes, and ids as clients saw them ----------------------
+
+push @EXPORT, qw(server_pids signal_server wait_for_pids_gone
+  start_id_reader finish_id_reader store_ids);
+
+# The postmaster's pid (from postmaster.pid) and the pids of its
+# children, postmaster first.  Empty if the server is not running.
+sub server_pids
+{
+	my ($node) = @_;
+	open my $fh, '<', $node->data_dir . '/postmaster.pid' or return ();
+	chomp(my $pm = <$fh>);
+	close $fh;
+	return () unless $pm =~ /^\d+$/ && kill(0, $pm);
+	my $children = `pgrep -P $pm`;
+	return ($pm, grep { /^\d+$/ } split /\s+/, $children);
+}
+
+# Send $signal (e.g. 'STOP', 'CONT') to the postmaster and every one of
+# its children.  For STOP the postmaster goes first, so it forks nothing
+# after its children were listed; for CONT it goes last.  Returns the
+# pids signalled.
+sub signal_server
+{
+	my ($node, $signal) = @_;
+	my @pids;
+	if ($signal eq 'CONT')
+	{
+		@pids = server_pids($node);
+		kill($signal, reverse @pids);
+	}
+	else
+	{
+		my ($pm) = server_pids($node);
+		return () unless $pm;
+		kill($signal, $pm);
+		@pids = server_pids($node);
+		kill($signal, @pids[ 1 .. $#pids ]);
+	}
+	return @pids;
+}
+
+# Wait (up to $timeout seconds, default 30) until none of @$pids exists.
+sub wait_for_pids_gone
+{
+	my ($pids, $timeout) = @_;
+	$timeout //= 30;
+	my $deadline = Time::HiRes::time() + $timeout;
+	while (Time::HiRes::time() < $deadline)
+	{
+		return 1 unless grep { kill(0, $_) } @$pids;
+		usleep(50_000);
+	}
+	note('still running: ' . join(' ', grep { kill(0, $_) } @$pids));
+	return 0;
+}
+
+# Start a psql session that prints ids to its stdout: $rounds rounds of
+# snowid_generate($batch) and one snowid_nextval(), each round its own
+# statements, with a 2 ms pause.  Ids reach the test as the client sees
+# them, committed or not, so a crash loses none of them.  It stops at the
+# first error.
+sub start_id_reader
+{
+	my ($node, $rounds, $batch) = @_;
+	$batch //= 20;
+	my $file = $node->basedir . "/id_reader_" . int(rand(1e9)) . ".sql";
+	open my $fh, '>', $file or die "could not write $file: $!";
+	print $fh "SELECT snowid_generate($batch); SELECT snowid_nextval(); "
+	  . "SELECT pg_sleep(0.002);\n"
+	  for 1 .. $rounds;
+	close $fh;
+	my %r = (stdout => '', stderr => '');
+	$r{run} = IPC::Run::start(
+		[ $node->installed_command('psql'), '-XAtq', '-v', 'ON_ERROR_STOP=1',
+		  '-d', $node->connstr('postgres'), '-f', $file ],
+		'<', \undef, '>', \$r{stdout}, '2>', \$r{stderr},
+		IPC::Run::timeout(180));
+	return \%r;
+}
+
+# Wait for an id reader to end (or kill it); return the ids it printed.
+sub finish_id_reader
+{
+	my ($r) = @_;
+	eval { $r->{run}->finish; 1 } or eval { $r->{run}->kill_kill };
+	$r->{rc} = eval { $r->{run}->result(0) } // -1;
+	return grep { /^\d+$/ } split /\n/, $r->{stdout};
+}
+
+# Store @$ids in snowid_gen_ids under $phase (through a file and \copy).
+sub store_ids
+{
+	my ($node, $phase, $ids) = @_;
+	my $file = $node->basedir . "/ids_$phase.txt";
+	open my $fh, '>', $file or die "could not write $file: $!";
+	print $fh "$phase\t$_\n" for @$ids;
+	close $fh;
+	$node->safe_psql('postgres',
+		"\\copy snowid_gen_ids (phase, id) FROM '$file'");
+	return scalar @$ids;
+}
+
+# --- failover, partition, clock and restore suites (044-047) -------------
+
+push @EXPORT, qw(wait_until_unfenced start_tcp_proxy stop_tcp_proxy
+  cluster_ids count_duplicates worker_runs);
+
+# Wait (up to $timeout seconds, default 30) until the coordinator's fence
+# is over, so that it grants leases again.
+sub wait_until_unfenced
+{
+	my ($coord, $timeout) = @_;
+	return poll_until($coord,
+		'SELECT fenced_until IS NULL OR fenced_until < now() FROM snowid_coordinator.settings',
+		't', $timeout // 30);
+}
+
+# A TCP proxy on loopback: socat listening on 127.0.0.1:$listen_port,
+# forwarding each connection (one forked socat each) to
+# 127.0.0.1:$target_port.  Returns once it accepts connections.
+sub start_tcp_proxy
+{
+	my ($listen_port, $target_port, $log) = @_;
+	$log //= '/dev/null';
+	my $pid = fork();
+	die "fork: $!" unless defined $pid;
+	if ($pid == 0)
+	{
+		open STDIN, '<', '/dev/null';
+		open STDOUT, '>>', $log;
+		open STDERR, '>>', $log;
+		exec('socat', "TCP-LISTEN:$listen_port,bind=127.0.0.1,reuseaddr,fork",
+			"TCP:127.0.0.1:$target_port")
+		  or die "exec socat: $!";
+	}
+	require IO::Socket::INET;
+	for (1 .. 100)
+	{
+		my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+			PeerPort => $listen_port, Proto => 'tcp', Timeout => 1);
+		if ($s) { close $s; last; }
+		usleep(50_000);
+	}
+	return { pid => $pid, listen_port => $listen_port };
+}
+
+# Kill a proxy with SIGKILL: first the listening socat (so it forks no
+# more), then every per-connection child, so that established connections
+# through it break too.  Returns the pids killed.
+sub stop_tcp_proxy
+{
+	my ($proxy) = @_;
+	my $pid = $proxy->{pid};
+	my @children = grep { /^\d+$/ } split /\s+/, `pgrep -P $pid`;
+	kill 'KILL', $pid;
+	kill 'KILL', @children if @children;
+	waitpid($pid, 0);
+	return ($pid, @children);
+}
+
+# Every id stored in snowid_gen_ids on each of @$nodes, as a list of
+# [ id, worker, node name, phase ].
+sub cluster_ids
+{
+	my ($nodes) = @_;
+	my @all;
+	foreach my $node (@$nodes)
+	{
+		my $out = $node->safe_psql('postgres',
+			'SELECT id, snowid_worker(id), phase FROM snowid_gen_ids');
+		foreach my $line (split /\n/, $out)
+		{
+			my ($id, $worker, $phase) = split /\|/, $line;
+			push @all, [ $id, $worker, $node->name, $phase ];
+		}
+	}
+	return \@all;
+}
+
+# How many ids in @$ids (from cluster_ids) were issued more than once.
+sub count_duplicates
+{
+	my ($ids) = @_;
+	my %seen;
+	my $dups = 0;
+	foreach my $r (@$ids)
+	{
+		$dups++ if $seen{ $r->[0] }++;
+	}
+	return $dups;
+}
+
+# Per worker id, the ids of @$ids in id order cut into runs by the node
+# that issued them: { worker => [ [ node, count, min id, max id ], ... ] }.
+# Two owners of one worker id that kept to the floor never interleave, so
+# a worker id has at most one run per grant of it.
+sub worker_runs
+{
+	my ($ids) = @_;
+	my %by_worker;
+	push @{ $by_worker{ $_->[1] } }, $_ for @$ids;
+	my %runs;
+	foreach my $w (keys %by_worker)
+	{
+		my @sorted = sort { $a->[0] <=> $b->[0] } @{ $by_worker{$w} };
+		my @r;
+		foreach my $x (@sorted)
+		{
+			if (@r && $r[-1][0] eq $x->[2])
+			{
+				$r[-1][1]++;
+				$r[-1][3] = $x->[0];
+			}
+			else
+			{
+				push @r, [ $x->[2], 1, $x->[0], $x->[0] ];
+			}
+		}
+		$runs{$w} = \@r;
+	}
+	return \%runs;
+}
+
+push @EXPORT, qw(probe_grant);
+
+# Ask the coordinator for a lease directly (as a superuser, with its own
+# layout and a new token) and return the status it answers.  Use it only
+# where a grant is expected to be refused: a granted probe holds a worker
+# id until it expires.
+sub probe_grant
+{
+	my ($coord, $name) = @_;
+	$name //= 'probe';
+	return $coord->safe_psql('postgres', qq{
+SELECT a.status
+  FROM snowid_coordinator.settings s,
+	   LATERAL snowid_coordinator.lease_acquire_v1(gen_random_uuid(), '$name',
+		s.timestamp_bits, s.worker_bits, s.region_bits, s.sequence_bits,
+		s.epoch_ms, NULL, snowid_coordinator.now_ms()) a});
+}
+
+push @EXPORT, qw(restart_keeper_for_faketime);
+
+# libfaketime does not reach a process that the postmaster forks from a
+# signal handler: PostgreSQL 15's postmaster runs its handlers while it
+# waits in select(), which libfaketime wraps with faking turned off (a
+# per-thread flag), and a child forked then keeps the flag for good.  The
+# lease keeper is such a child at start-up (the postmaster starts
+# background workers from its SIGCHLD handler once recovery ends).  Cancel
+# it (it exits without releasing its lease) so that the postmaster starts a
+# new one from its main loop, where libfaketime works; the new keeper
+# resumes the lease from shared memory.  Call with the node's clock offset
+# at +0.  Returns true once a new keeper has the node active again.
+sub restart_keeper_for_faketime
+{
+	my ($node, $timeout) = @_;
+	my $old = $node->safe_psql('postgres', 'SELECT keeper_pid FROM snowid_status()');
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($old)");
+	return poll_until($node,
+		"SELECT keeper_pid <> $old AND state = 'active' FROM snowid_status()",
+		't', $timeout // 20);
+}
