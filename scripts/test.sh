@@ -13,6 +13,16 @@ ensure_packages
 build_and_install
 set +e
 
+# The node-postgres example's dependencies (test/t/060_node_client.pl),
+# from examples/node/package-lock.json.  Skipped when they are installed
+# already (no network needed then); the copy below takes them along.
+node_example=$SNOWID_ROOT/examples/node
+if [ ! "$node_example/node_modules/.package-lock.json" -nt "$node_example/package-lock.json" ]; then
+	log "installing the node example's dependencies (npm ci)"
+	(cd "$node_example" && npm ci --no-audit --no-fund --prefer-offline >/dev/null) ||
+		log "npm ci failed in examples/node: its TAP test will fail"
+fi
+
 # The suites write results and temporary instances into the tree, so as
 # root they run in a copy the server user owns.
 if [ "$(id -u)" -eq 0 ]; then
