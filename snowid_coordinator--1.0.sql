@@ -121,7 +121,8 @@ DECLARE
 	s snowid_coordinator.settings;
 	ident record;
 BEGIN
-	SELECT * INTO s FROM snowid_coordinator.settings FOR UPDATE;
+	/* Every call reads; only a change takes the row lock (in fence()). */
+	SELECT * INTO s FROM snowid_coordinator.settings;
 	SELECT * INTO ident FROM snowid_coordinator.current_identity();
 	IF s.system_identifier OPERATOR(pg_catalog.=) ident.system_identifier
 	   AND s.timeline OPERATOR(pg_catalog.=) ident.timeline THEN
@@ -146,6 +147,10 @@ DECLARE
 	old_identity text;
 BEGIN
 	SELECT * INTO s FROM snowid_coordinator.settings FOR UPDATE;
+	IF s.system_identifier OPERATOR(pg_catalog.=) p_system_identifier
+	   AND s.timeline OPERATOR(pg_catalog.=) p_timeline THEN
+		RETURN;					/* another caller fenced first */
+	END IF;
 	old_identity := format('system identifier %s, timeline %s',
 						   s.system_identifier, s.timeline);
 	UPDATE snowid_coordinator.settings
@@ -232,6 +237,8 @@ BEGIN
 			   fence_floor_ms = snowid_coordinator.now_ms() + st.lease_ms + st.margin_ms +
 								st.max_clock_offset_ms;
 	END IF;
+	/* one row: let the planner know, for the views that join it */
+	ANALYZE snowid_coordinator.settings;
 	PERFORM snowid_coordinator.log_event(NULL, NULL, 'initialize',
 		format('layout %s/%s/%s (region %s), epoch %s',
 			   63 - worker_bits - sequence_bits, worker_bits, sequence_bits,
@@ -268,6 +275,7 @@ CREATE FUNCTION snowid_coordinator.lease_acquire_v1(
 	OUT coordinator_now_ms bigint)
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET jit = off
 AS $$
 DECLARE
 	s snowid_coordinator.settings;
@@ -275,6 +283,7 @@ DECLARE
 	last_id int;
 	chosen int;
 	old_high_water bigint;
+	in_use int;
 BEGIN
 	/* durable before it is reported: for this whole transaction */
 	PERFORM pg_catalog.set_config('synchronous_commit', 'on', true);
@@ -400,11 +409,17 @@ BEGIN
 
 	floor_ms := GREATEST(old_high_water, s.fence_floor_ms);
 
-	IF (SELECT p.low FROM snowid_coordinator.worker_pool p
-		 WHERE p.region IS NOT DISTINCT FROM (CASE WHEN s.region_bits > 0 THEN p_region END)) THEN
+	/* Warn when fewer than 10% of the region's worker ids are free. */
+	SELECT count(*) INTO in_use
+	  FROM snowid_coordinator.leases l
+	 WHERE l.worker_id BETWEEN first_id AND last_id
+	   AND l.owner IS NOT NULL
+	   AND l.expires_at + make_interval(secs => s.safety_ms / 1000.0) >= now();
+	IF (last_id - first_id + 1 - in_use) * 10 < last_id - first_id + 1 THEN
 		RAISE WARNING 'snowid worker id pool is running low'
 			USING ERRCODE = '01SN1',
-				  DETAIL = format('Fewer than 10%% of the worker ids%s are free.',
+				  DETAIL = format('%s of the %s worker ids%s are free.',
+								  last_id - first_id + 1 - in_use, last_id - first_id + 1,
 								  CASE WHEN s.region_bits > 0 THEN format(' of region %s', p_region) ELSE '' END),
 				  HINT = 'Shut down nodes that no longer need ids, or plan a layout with more worker bits.';
 	END IF;
@@ -439,6 +454,7 @@ CREATE FUNCTION snowid_coordinator.lease_renew_v1(
 	OUT coordinator_now_ms bigint)
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET jit = off
 AS $$
 DECLARE
 	s snowid_coordinator.settings;
@@ -494,6 +510,7 @@ CREATE FUNCTION snowid_coordinator.lease_release_v1(
 	OUT status text)
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET jit = off
 AS $$
 DECLARE
 	node text;
@@ -598,26 +615,26 @@ SELECT l.worker_id,
  * than 10% are free.
  */
 CREATE VIEW snowid_coordinator.worker_pool AS
-WITH s AS (SELECT * FROM snowid_coordinator.settings),
-regions AS (
-	SELECT CASE WHEN s.region_bits > 0 THEN r END AS region,
-		   r << (s.worker_bits - s.region_bits) AS first_id,
-		   1 << (s.worker_bits - s.region_bits) AS total
-	  FROM s, generate_series(0, (1 << s.region_bits) - 1) r
-),
-counts AS (
-	SELECT g.region, g.total,
-		   count(*) FILTER (WHERE w.state OPERATOR(pg_catalog.=) 'held') AS held,
-		   count(*) FILTER (WHERE w.state OPERATOR(pg_catalog.=) 'cooling_down') AS cooling_down
-	  FROM regions g
-	  LEFT JOIN snowid_coordinator.worker_leases w
-		ON w.worker_id >= g.first_id AND w.worker_id < g.first_id + g.total
-	 GROUP BY g.region, g.total
+WITH s AS (SELECT * FROM snowid_coordinator.settings LIMIT 1),	/* one row */
+used AS (
+	SELECT l.worker_id >> (s.worker_bits - s.region_bits) AS r,
+		   count(*) FILTER (WHERE l.expires_at > now()) AS held,
+		   count(*) FILTER (WHERE l.expires_at <= now()) AS cooling_down
+	  FROM snowid_coordinator.leases l, s
+	 WHERE l.owner IS NOT NULL
+	   AND l.expires_at + make_interval(secs => s.safety_ms / 1000.0) >= now()
+	 GROUP BY 1
 )
-SELECT region, total, held, cooling_down,
-	   total - held - cooling_down AS free,
-	   (total - held - cooling_down) * 10 < total AS low
-  FROM counts;
+SELECT CASE WHEN s.region_bits > 0 THEN g.r END AS region,
+	   1 << (s.worker_bits - s.region_bits) AS total,
+	   COALESCE(u.held, 0) AS held,
+	   COALESCE(u.cooling_down, 0) AS cooling_down,
+	   (1 << (s.worker_bits - s.region_bits)) - COALESCE(u.held, 0) - COALESCE(u.cooling_down, 0) AS free,
+	   ((1 << (s.worker_bits - s.region_bits)) - COALESCE(u.held, 0) - COALESCE(u.cooling_down, 0)) * 10
+		   < (1 << (s.worker_bits - s.region_bits)) AS low
+  FROM s
+ CROSS JOIN LATERAL generate_series(0, (1 << s.region_bits) - 1) AS g(r)
+  LEFT JOIN used u ON u.r = g.r;
 
 REVOKE ALL ON ALL TABLES IN SCHEMA snowid_coordinator FROM PUBLIC;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA snowid_coordinator FROM PUBLIC;

@@ -232,9 +232,8 @@ static bool last_offset_exceeded = false;
 
 /* The node clock to declare: the wall clock, unless it jumped unconfirmed. */
 static int64
-declared_clock_ms(void)
+declared_clock_ms(int64 wall)
 {
-	int64		wall = snowid_wall_clock_ms();
 	int64		explained;
 
 	if (confirmed_mono == 0)
@@ -312,9 +311,9 @@ try_acquire(const SnowidLayout *layout)
 		elog(ERROR, "could not generate a random lease token");
 
 	sent_mono = snowid_monotonic_ms();
-	sent_wall = declared_clock_ms();
+	sent_wall = snowid_wall_clock_ms();
 	if (!lease_client_acquire(token, node_name, layout, snowid_node_region,
-							  sent_wall, &grant, errbuf))
+							  declared_clock_ms(sent_wall), &grant, errbuf))
 	{
 		snowid_set_state(SNOWID_STATE_COORDINATOR_ERROR, errbuf);
 		if (strcmp(last_refusal, "error") != 0)
@@ -366,9 +365,10 @@ try_renew(const SnowidLayout *layout)
 	SpinLockRelease(&snowid_shared->mutex);
 
 	sent_mono = snowid_monotonic_ms();
-	sent_wall = declared_clock_ms();
-	if (!lease_client_renew(token, worker_id, sent_wall, last_offset_ms,
-							last_offset_exceeded, &renewal, errbuf))
+	sent_wall = snowid_wall_clock_ms();
+	if (!lease_client_renew(token, worker_id, declared_clock_ms(sent_wall),
+							last_offset_ms, last_offset_exceeded, &renewal,
+							errbuf))
 	{
 		snowid_count(SNOWID_STAT_LEASE_RENEWAL_FAILURES, 1);
 		SpinLockAcquire(&snowid_shared->mutex);

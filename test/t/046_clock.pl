@@ -14,9 +14,6 @@
 #      refusals with 55000, snowid_status().clock_offset_ms near -5000,
 #      a 'clock_offset' event at the coordinator.  Set right, it resumes.
 #      Then a step of 1.6 s, beyond the bound too: caught the same way.
-#      (TODO: the keeper estimates the offset of a forward step from the
-#      clock it declares, which the monotonic clock explains, so it sees
-#      only half the step and misses one of 1.6 s.)
 #  (c) the coordinator's clock steps 20 s forward (past lease + safety)
 #      under load.  The nodes' clock watch is relaxed here
 #      (snowid.max_clock_offset = 60s) so that only the floor stands
@@ -167,13 +164,8 @@ my ($detail, $offset_b) = split /\|/, $faked->safe_psql('postgres',
 	'SELECT detail, clock_offset_ms FROM snowid_status()');
 note "(b) detail: $detail";
 ok($offset_b < -1000, "(b) snowid_status().clock_offset_ms is beyond the bound ($offset_b)");
-TODO:
-{
-	local $TODO = 'keeper.c check_clock() estimates the offset from the declared '
-	  . '(monotonic-explained) clock instead of the wall clock read: half the step';
-	ok($offset_b >= -6000 && $offset_b <= -4000,
-		"(b) snowid_status().clock_offset_ms is about -5000 ($offset_b)");
-}
+ok($offset_b >= -6000 && $offset_b <= -4000,
+	"(b) snowid_status().clock_offset_ms is about -5000 ($offset_b)");
 ($state, $message) = psql_error($faked, 'postgres', 'SELECT snowid_nextval()');
 is($state, '55000', '(b) faked refuses (55000)');
 note "(b) refusal: $message";
@@ -207,14 +199,9 @@ set_clock_offset($faked_clock, '+1.6');
 my $caught = wait_for_state($faked, 'clock_offset', 7);
 my $offset_b2 = $faked->safe_psql('postgres', 'SELECT clock_offset_ms FROM snowid_status()');
 note "(b2) faked's state: " . snowid_state($faked) . ", clock_offset_ms $offset_b2";
-TODO:
-{
-	local $TODO = 'keeper.c check_clock() sees half of a forward step, so a step '
-	  . 'of 1-2x snowid.max_clock_offset goes unnoticed';
-	ok($caught, '(b2) the clock watch finds faked 1.6 s ahead: state clock_offset');
-	ok($offset_b2 <= -1400 && $offset_b2 >= -1800,
-		"(b2) snowid_status().clock_offset_ms is about -1600 ($offset_b2)");
-}
+ok($caught, '(b2) the clock watch finds faked 1.6 s ahead: state clock_offset');
+ok($offset_b2 <= -1400 && $offset_b2 >= -1800,
+	"(b2) snowid_status().clock_offset_ms is about -1600 ($offset_b2)");
 set_clock_offset($faked_clock, '+0');
 my $b2_restored = $plain->safe_psql('postgres', 'SELECT clock_timestamp()');
 ok(wait_for_state($faked, 'active', 20), '(b2) faked is active with its clock set right');
