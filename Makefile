@@ -43,7 +43,7 @@ PROVE_FLAGS = -I ./test/perl --verbose
 
 # The suites one by one, so that one failing suite does not hide the
 # others (scripts/test.sh runs them all and sums up).
-.PHONY: regresscheck isolationcheck tapcheck fuzzcheck test demo demo-cluster
+.PHONY: regresscheck isolationcheck tapcheck fuzzcheck test demo demo-cluster bench
 regresscheck:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
 
@@ -62,6 +62,10 @@ test:
 
 demo:
 	bash scripts/demo.sh
+
+# Not part of the tests: snowid against the alternatives (bench/run.sh).
+bench:
+	bash bench/run.sh
 
 demo-cluster:
 	bash scripts/demo_cluster.sh
