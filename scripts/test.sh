@@ -43,7 +43,9 @@ total_failed=0
 count_results() {
 	local log=$1 passed failed
 	passed=$(grep -cE '^(ok [0-9]+|test .*\.\.\. ok| +[^ ].*\.\.\. ok)' "$log")
-	failed=$(grep -cE '^(not ok [0-9]+|test .*\.\.\. FAILED| +[^ ].*\.\.\. FAILED|.*\.\.\. failed)' "$log")
+	# a TAP "not ok ... # TODO" is an expected failure, as prove counts it
+	failed=$(grep -E '^(not ok [0-9]+|test .*\.\.\. FAILED| +[^ ].*\.\.\. FAILED|.*\.\.\. failed)' "$log" |
+		grep -cvE '^not ok [0-9]+.*# TODO')
 	echo "$passed $failed"
 }
 

@@ -372,7 +372,12 @@ try_renew(const SnowidLayout *layout)
 	{
 		snowid_count(SNOWID_STAT_LEASE_RENEWAL_FAILURES, 1);
 		SpinLockAcquire(&snowid_shared->mutex);
-		strlcpy(snowid_shared->message, errbuf, sizeof(snowid_shared->message));
+		if (snowid_shared->state == SNOWID_STATE_EXPIRED)
+			snprintf(snowid_shared->message, sizeof(snowid_shared->message),
+					 "No renewal was confirmed before the lease expired. Last error: %s",
+					 errbuf);
+		else
+			strlcpy(snowid_shared->message, errbuf, sizeof(snowid_shared->message));
 		SpinLockRelease(&snowid_shared->mutex);
 		ereport(LOG,
 				(errmsg("snowid lease keeper could not renew the lease on worker id %d: %s",
