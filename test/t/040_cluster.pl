@@ -14,7 +14,9 @@ my $coord = snowid_coordinator_node('coord');
 my @nodes;
 foreach my $i (1 .. 3)
 {
-	my $node = snowid_remote_node("node$i", $coord);
+	# node1 carries a password in its conninfo: it must never be shown.
+	my $node = snowid_remote_node("node$i", $coord,
+		$i == 1 ? (conninfo => coordinator_conninfo($coord) . ' password=sekrit-pw-123') : ());
 	$node->start;
 	$node->safe_psql('postgres', q{
 CREATE EXTENSION snowid;
@@ -27,7 +29,7 @@ foreach my $node (@nodes)
 {
 	ok(wait_for_state($node, 'active'), $node->name . ' holds a lease');
 	unlike($node->safe_psql('postgres', 'SELECT coordinator FROM snowid_status()'),
-		qr/password/, $node->name . ': status shows no password');
+		qr/password|sekrit/, $node->name . ': status shows no password');
 }
 
 my %workers = map {
@@ -83,6 +85,19 @@ SELECT count(*) FROM (
 	  FROM snowid_generate(20000) WITH ORDINALITY AS g(id, ord)) s
  WHERE id <= prev}), '0', $node->name . ': ids increase in call order');
 }
+
+# The password never reaches the log or an error, even while the
+# coordinator is unreachable (the error then quotes libpq's message).
+$coord->stop;
+ok(wait_for_state($nodes[0], 'expired', 30), 'node1 expires while the coordinator is down');
+my ($rc, $out, $err) = $nodes[0]->psql('postgres', 'SELECT snowid_nextval()');
+like($err, qr/coordinator unreachable/, 'the error names the coordinator as unreachable');
+unlike($err, qr/sekrit/, 'the error shows no password');
+unlike($nodes[0]->safe_psql('postgres', 'SELECT detail FROM snowid_status()'),
+	qr/sekrit/, 'the status detail shows no password');
+unlike(slurp_file($nodes[0]->logfile), qr/sekrit/, 'the log shows no password');
+$coord->start;
+ok(wait_for_state($nodes[0], 'active', 30), 'node1 resumes when the coordinator returns');
 
 $_->stop for @nodes;
 is($coord->safe_psql('postgres',
