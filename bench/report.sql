@@ -38,6 +38,23 @@ RETURNS text LANGUAGE sql STABLE AS $$
 	  FROM s WHERE section = sec AND candidate = cand AND form = frm AND metric = met
 $$;
 
+-- A candidate's figure as a ratio to a baseline's: the median of the
+-- ratios within each repetition, where both ran minutes apart at most.
+CREATE FUNCTION pg_temp.rel(sec text, cand text, frm text, met text, base text, base_frm text)
+RETURNS float8 LANGUAGE sql STABLE AS $$
+	SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY a.value / b.value)
+	  FROM bench_raw a
+	  JOIN bench_raw b ON b.section = a.section AND b.metric = a.metric AND b.rep = a.rep
+					  AND b.candidate = base AND b.form = base_frm
+	 WHERE a.section = sec AND a.candidate = cand AND a.form = frm AND a.metric = met
+	   AND b.value <> 0
+$$;
+
+CREATE FUNCTION pg_temp.fmt_ratio(x float8) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+	SELECT CASE WHEN x IS NULL THEN '–' ELSE to_char(x, 'FM999,990.00') END
+$$;
+
 CREATE FUNCTION pg_temp.ratio(x float8, base float8) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
 	SELECT CASE WHEN x IS NULL OR base IS NULL OR base = 0 THEN '–'
@@ -110,22 +127,22 @@ SELECT 9, '`SELECT snowid_generate(1000000)`, id-timestamp span rate',
   FROM s, cap WHERE section = 'single' AND candidate = 'snowid_generate(n)' AND form = 'stream' AND metric = 'span_ids_per_ms'
 UNION ALL
 SELECT 10 + c::int, 'pgbench inserts, ' || c || ' client' || CASE WHEN c = '1' THEN '' ELSE 's' END || ': snowid / bigserial TPS',
-	   pg_temp.med('pgbench', 'snowid', c, 'tps') / pg_temp.med('pgbench', 'bigserial', c, 'tps'),
-	   '≥ 0.97', pg_temp.med('pgbench', 'snowid', c, 'tps') / pg_temp.med('pgbench', 'bigserial', c, 'tps') >= 0.97
+	   pg_temp.rel('pgbench', 'snowid', c, 'tps', 'bigserial', c),
+	   '≥ 0.97', pg_temp.rel('pgbench', 'snowid', c, 'tps', 'bigserial', c) >= 0.97
   FROM unnest(ARRAY['1', '2', '8']) c
 UNION ALL
 SELECT 20 + c::int, 'pgbench inserts, ' || c || ' client' || CASE WHEN c = '1' THEN '' ELSE 's' END || ': snowid / uuid v4 TPS',
-	   pg_temp.med('pgbench', 'snowid', c, 'tps') / pg_temp.med('pgbench', 'uuid', c, 'tps'),
-	   '≥ 1', pg_temp.med('pgbench', 'snowid', c, 'tps') / pg_temp.med('pgbench', 'uuid', c, 'tps') >= 1
+	   pg_temp.rel('pgbench', 'snowid', c, 'tps', 'uuid', c),
+	   '≥ 1', pg_temp.rel('pgbench', 'snowid', c, 'tps', 'uuid', c) >= 1
   FROM unnest(ARRAY['1', '2', '8']) c
 UNION ALL
 SELECT 30, 'primary key index size: snowid / bigserial',
-	   pg_temp.med('load', 'snowid', '', 'index_bytes') / pg_temp.med('load', 'bigserial', '', 'index_bytes'),
-	   '≤ 1.05', pg_temp.med('load', 'snowid', '', 'index_bytes') / pg_temp.med('load', 'bigserial', '', 'index_bytes') <= 1.05
+	   pg_temp.rel('load', 'snowid', '', 'index_bytes', 'bigserial', ''),
+	   '≤ 1.05', pg_temp.rel('load', 'snowid', '', 'index_bytes', 'bigserial', '') <= 1.05
 UNION ALL
 SELECT 31, 'primary key index size: snowid / uuid v4',
-	   pg_temp.med('load', 'snowid', '', 'index_bytes') / pg_temp.med('load', 'uuid', '', 'index_bytes'),
-	   '≤ 0.60', pg_temp.med('load', 'snowid', '', 'index_bytes') / pg_temp.med('load', 'uuid', '', 'index_bytes') <= 0.60;
+	   pg_temp.rel('load', 'snowid', '', 'index_bytes', 'uuid', ''),
+	   '≤ 0.60', pg_temp.rel('load', 'snowid', '', 'index_bytes', 'uuid', '') <= 0.60;
 UPDATE targets SET met = measured <= 0.2 WHERE ord = 2;
 UPDATE targets SET met = measured <= 150 WHERE ord = 3;
 
@@ -143,23 +160,22 @@ SELECT '# snowid benchmark' || E'\n\n' ||
 	   'Both: `synchronous_commit = off`, no autovacuum or checkpoint during the run, `work_mem = 256MB`.' || E'\n' ||
 	   '* Every figure is the median of its repetitions, with the spread (min–max) in brackets; ' ||
 	   'the candidates run interleaved (each repetition runs every candidate once, in a rotating order). ' ||
-	   '“×” columns are ratios to the baseline measured in the same run.' || E'\n' ||
+	   '“×” columns are ratios to the baseline measured in the same run: the median of the ratios within each repetition.' || E'\n' ||
 	   '* Every repetition is in `raw.csv` and `sessions.csv` beside this file.';
 
 \o report-summary.md
-SELECT E'\n**At a glance** (median ratios to the baseline of the same run; the absolute figures and their spreads are in REPORT.md, sections 1–7)\n\n' ||
+SELECT E'\n**At a glance** (ratios to the baseline of the same run, medians over the repetitions; the absolute figures and their spreads are in REPORT.md, sections 1–7)\n\n' ||
 	   '| candidate | one session: ids/s × `nextval()` | pgbench inserts, 8 clients: TPS × bigserial | PK index size × bigserial | load time × bigserial |' || E'\n' ||
 	   '|---|---|---|---|---|';
 SELECT format('| %s | %s | %s | %s | %s |', label,
 			  CASE WHEN single IS NULL THEN '–'
-				   ELSE pg_temp.ratio(pg_temp.med('single', single, 'stream', 'ids_per_s'),
-									  pg_temp.med('single', 'nextval() CACHE 1', 'stream', 'ids_per_s')) END,
+				   ELSE pg_temp.fmt_ratio(pg_temp.rel('single', single, 'stream', 'ids_per_s', 'nextval() CACHE 1', 'stream')) END,
 			  CASE WHEN tab IS NULL THEN '–'
-				   ELSE pg_temp.ratio(pg_temp.med('pgbench', tab, '8', 'tps'), pg_temp.med('pgbench', 'bigserial', '8', 'tps')) END,
+				   ELSE pg_temp.fmt_ratio(pg_temp.rel('pgbench', tab, '8', 'tps', 'bigserial', '8')) END,
 			  CASE WHEN tab IS NULL THEN '–'
-				   ELSE pg_temp.ratio(pg_temp.med('load', tab, '', 'index_bytes'), pg_temp.med('load', 'bigserial', '', 'index_bytes')) END,
+				   ELSE pg_temp.fmt_ratio(pg_temp.rel('load', tab, '', 'index_bytes', 'bigserial', '')) END,
 			  CASE WHEN tab IS NULL THEN '–'
-				   ELSE pg_temp.ratio(pg_temp.med('load', tab, '', 'secs'), pg_temp.med('load', 'bigserial', '', 'secs')) END)
+				   ELSE pg_temp.fmt_ratio(pg_temp.rel('load', tab, '', 'secs', 'bigserial', '')) END)
   FROM (VALUES (1, 'sequence `nextval()` / bigserial (baseline)', 'nextval() CACHE 1', 'bigserial'),
 			   (2, 'identity column (`nextval()`)', NULL, 'identity'),
 			   (3, 'sequence `nextval()`, CACHE 100', 'nextval() CACHE 100', NULL),
@@ -173,7 +189,7 @@ SELECT E'\n**Targets** (issue 5)\n\n| target | measured | goal | |\n|---|---|---
 SELECT format('| %s | %s | %s | %s |', target,
 			  CASE WHEN ord = 6 THEN pg_temp.num(measured)
 				   WHEN ord = 3 THEN pg_temp.num(measured, 0)
-				   ELSE to_char(measured, 'FM999,990.00') END,
+				   ELSE to_char(measured, 'FM999,990.000') END,
 			  goal, CASE WHEN met THEN 'met' WHEN met IS NULL THEN '–' ELSE '**missed**' END)
   FROM targets ORDER BY ord;
 
@@ -189,9 +205,9 @@ SELECT E'\n## 1. One session, ids per second\n\n' ||
 	   '|---|---|---|---|---|';
 SELECT format('| %s | %s | %s | %s | %s |', c,
 			  pg_temp.spread('single', c, 'stream', 'ids_per_s'),
-			  pg_temp.ratio(pg_temp.med('single', c, 'stream', 'ids_per_s'), pg_temp.med('single', 'nextval() CACHE 1', 'stream', 'ids_per_s')),
+			  pg_temp.fmt_ratio(pg_temp.rel('single', c, 'stream', 'ids_per_s', 'nextval() CACHE 1', 'stream')),
 			  pg_temp.spread('single', c, 'from', 'ids_per_s'),
-			  pg_temp.ratio(pg_temp.med('single', c, 'from', 'ids_per_s'), pg_temp.med('single', 'nextval() CACHE 1', 'from', 'ids_per_s')))
+			  pg_temp.fmt_ratio(pg_temp.rel('single', c, 'from', 'ids_per_s', 'nextval() CACHE 1', 'from')))
   FROM unnest(ARRAY['nextval() CACHE 1', 'nextval() CACHE 100', 'snowid_nextval()', 'snowid_generate(n)',
 					'gen_random_uuid()', 'Instagram PL/pgSQL', 'no-op C function']) WITH ORDINALITY AS u(c, o)
  ORDER BY o;
@@ -220,8 +236,7 @@ SELECT format('| %s | %s | %s | %s | %s | %s |', c,
 			  CASE WHEN n.med IS NULL THEN '–' ELSE pg_temp.num(n.med, 1) || ' (' || pg_temp.num(n.lo, 1) || '–' || pg_temp.num(n.hi, 1) || ')' END,
 			  pg_temp.ratio(n.med, (SELECT med FROM net WHERE candidate = 'nextval() CACHE 1')),
 			  pg_temp.num(pg_temp.med('callgrind', c, '', 'instructions_per_call'), 0),
-			  pg_temp.ratio(pg_temp.med('callgrind', c, '', 'instructions_per_call'),
-							pg_temp.med('callgrind', 'nextval() CACHE 1', '', 'instructions_per_call')))
+			  pg_temp.fmt_ratio(pg_temp.rel('callgrind', c, '', 'instructions_per_call', 'nextval() CACHE 1', '')))
   FROM unnest(ARRAY['nextval() CACHE 1', 'nextval() CACHE 100', 'snowid_nextval()', 'no-op C function',
 					'no-op C function (regclass)']) WITH ORDINALITY AS u(c, o)
   LEFT JOIN net n ON n.candidate = c
@@ -255,7 +270,7 @@ SELECT E'\n## 4. `snowid_generate(1000000)` (server a)\n\n' ||
 SELECT format('| %s | %s | %s | %s | %s |',
 			  CASE f WHEN 'stream' THEN '`SELECT snowid_generate(n)`' ELSE '`FROM snowid_generate(n)` (a tuplestore first)' END,
 			  pg_temp.spread('single', 'snowid_generate(n)', f, 'ids_per_s'),
-			  pg_temp.ratio(pg_temp.med('single', 'snowid_generate(n)', f, 'ids_per_s'), pg_temp.med('single', 'nextval() CACHE 1', f, 'ids_per_s')),
+			  pg_temp.fmt_ratio(pg_temp.rel('single', 'snowid_generate(n)', f, 'ids_per_s', 'nextval() CACHE 1', f)),
 			  pg_temp.spread('single', 'snowid_generate(n)', f, 'span_ids_per_ms'),
 			  pg_temp.ratio(pg_temp.med('single', 'snowid_generate(n)', f, 'span_ids_per_ms'), cap.per_ms))
   FROM cap, unnest(ARRAY['stream', 'from']) WITH ORDINALITY AS v(f, p) ORDER BY p;
@@ -271,11 +286,11 @@ SELECT format('| %s | %s | %s | %s | %s | %s | %s |',
 					 WHEN 'snowid' THEN '`snowid_nextval()`' WHEN 'uuid' THEN '`gen_random_uuid()` (uuid v4)'
 					 ELSE 'Instagram PL/pgSQL' END,
 			  pg_temp.spread('pgbench', c, '1', 'tps'),
-			  pg_temp.ratio(pg_temp.med('pgbench', c, '1', 'tps'), pg_temp.med('pgbench', 'bigserial', '1', 'tps')),
+			  pg_temp.fmt_ratio(pg_temp.rel('pgbench', c, '1', 'tps', 'bigserial', '1')),
 			  pg_temp.spread('pgbench', c, '2', 'tps'),
-			  pg_temp.ratio(pg_temp.med('pgbench', c, '2', 'tps'), pg_temp.med('pgbench', 'bigserial', '2', 'tps')),
+			  pg_temp.fmt_ratio(pg_temp.rel('pgbench', c, '2', 'tps', 'bigserial', '2')),
 			  pg_temp.spread('pgbench', c, '8', 'tps'),
-			  pg_temp.ratio(pg_temp.med('pgbench', c, '8', 'tps'), pg_temp.med('pgbench', 'bigserial', '8', 'tps')))
+			  pg_temp.fmt_ratio(pg_temp.rel('pgbench', c, '8', 'tps', 'bigserial', '8')))
   FROM unnest(ARRAY['bigserial', 'identity', 'snowid', 'uuid', 'instagram']) WITH ORDINALITY AS u(c, o)
  ORDER BY o;
 
@@ -287,10 +302,10 @@ SELECT E'\n## 6. Index locality (server a)\n\n' ||
 	   '|---|---|---|---|---|---|---|';
 SELECT format('| %s | %s | %s | %s | %s | %s | %s |', c,
 			  pg_temp.spread('load', c, '', 'secs', 2),
-			  pg_temp.ratio(pg_temp.med('load', c, '', 'secs'), pg_temp.med('load', 'bigserial', '', 'secs')),
+			  pg_temp.fmt_ratio(pg_temp.rel('load', c, '', 'secs', 'bigserial', '')),
 			  pg_temp.num(pg_temp.med('load', c, '', 'index_bytes') / 1048576, 1),
-			  pg_temp.ratio(pg_temp.med('load', c, '', 'index_bytes'), pg_temp.med('load', 'bigserial', '', 'index_bytes')),
-			  pg_temp.ratio(pg_temp.med('load', c, '', 'index_bytes'), pg_temp.med('load', 'uuid', '', 'index_bytes')),
+			  pg_temp.fmt_ratio(pg_temp.rel('load', c, '', 'index_bytes', 'bigserial', '')),
+			  pg_temp.fmt_ratio(pg_temp.rel('load', c, '', 'index_bytes', 'uuid', '')),
 			  pg_temp.num(pg_temp.med('load', c, '', 'table_bytes') / 1048576, 1))
   FROM unnest(ARRAY['bigserial', 'identity', 'snowid', 'uuid', 'instagram']) WITH ORDINALITY AS u(c, o)
  ORDER BY o;
@@ -321,22 +336,22 @@ SELECT E'\n![snowid benchmark](bench.png)';
 \pset fieldsep '\t'
 \o plot_single.dat
 SELECT c,
-	   pg_temp.med('single', c, 'stream', 'ids_per_s') / pg_temp.med('single', 'nextval() CACHE 1', 'stream', 'ids_per_s'),
-	   pg_temp.med('single', c, 'from', 'ids_per_s') / pg_temp.med('single', 'nextval() CACHE 1', 'from', 'ids_per_s')
+	   pg_temp.rel('single', c, 'stream', 'ids_per_s', 'nextval() CACHE 1', 'stream'),
+	   pg_temp.rel('single', c, 'from', 'ids_per_s', 'nextval() CACHE 1', 'from')
   FROM unnest(ARRAY['nextval() CACHE 1', 'nextval() CACHE 100', 'snowid_nextval()', 'snowid_generate(n)',
 					'gen_random_uuid()', 'Instagram PL/pgSQL']) WITH ORDINALITY AS u(c, o)
  ORDER BY o;
 \o plot_pgbench.dat
 SELECT c,
-	   pg_temp.med('pgbench', c, '1', 'tps') / pg_temp.med('pgbench', 'bigserial', '1', 'tps'),
-	   pg_temp.med('pgbench', c, '2', 'tps') / pg_temp.med('pgbench', 'bigserial', '2', 'tps'),
-	   pg_temp.med('pgbench', c, '8', 'tps') / pg_temp.med('pgbench', 'bigserial', '8', 'tps')
+	   pg_temp.rel('pgbench', c, '1', 'tps', 'bigserial', '1'),
+	   pg_temp.rel('pgbench', c, '2', 'tps', 'bigserial', '2'),
+	   pg_temp.rel('pgbench', c, '8', 'tps', 'bigserial', '8')
   FROM unnest(ARRAY['bigserial', 'identity', 'snowid', 'uuid', 'instagram']) WITH ORDINALITY AS u(c, o)
  ORDER BY o;
 \o plot_load.dat
 SELECT c,
-	   pg_temp.med('load', c, '', 'index_bytes') / pg_temp.med('load', 'bigserial', '', 'index_bytes'),
-	   pg_temp.med('load', c, '', 'secs') / pg_temp.med('load', 'bigserial', '', 'secs')
+	   pg_temp.rel('load', c, '', 'index_bytes', 'bigserial', ''),
+	   pg_temp.rel('load', c, '', 'secs', 'bigserial', '')
   FROM unnest(ARRAY['bigserial', 'identity', 'snowid', 'uuid', 'instagram']) WITH ORDINALITY AS u(c, o)
  ORDER BY o;
 \o plot_cost.dat
