@@ -84,9 +84,12 @@ typedef struct SnowidShared
 	/* the generator (see the rules above) */
 	pg_atomic_uint64 last_id;
 	pg_atomic_uint64 usable_until;
+	/* the generator word gets a cache line of its own */
+	char		pad_generator[PG_CACHE_LINE_SIZE - 2 * sizeof(pg_atomic_uint64)];
 
 	/* snowid_uuidv7(): last (unix ms << 12 | rand_a) handed out */
 	pg_atomic_uint64 uuidv7_last;
+	char		pad_uuidv7[PG_CACHE_LINE_SIZE - sizeof(pg_atomic_uint64)];
 
 	/* published by the keeper, protected by mutex */
 	slock_t		mutex;
