@@ -38,6 +38,10 @@ all install installcheck:
 		"or run 'make test', which installs it" >&2; exit 1
 endif
 
+# PGXS tracks no header dependencies: rebuild everything when a header
+# changes (shared memory layout, settings), rather than link stale objects.
+$(OBJS): $(wildcard src/*.h)
+
 # After PGXS, which resets PROVE_FLAGS.
 PROVE_FLAGS = -I ./test/perl --verbose
 
