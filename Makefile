@@ -14,7 +14,7 @@ SHLIB_LINK = $(libpq)
 # pg_regress suites run against a temporary instance with the library
 # preloaded (test/snowid.conf), as pg_cron does.
 REGRESS = type operators json decode generator privileges formats
-REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=./test/snowid.conf
+REGRESS_OPTS = --inputdir=test --temp-instance=./tmp_check --temp-config=./test/snowid.conf
 
 # Isolation specs get their own temporary instance.
 ISOLATION = $(patsubst test/isolation/specs/%.spec,%,$(wildcard test/isolation/specs/*.spec))

@@ -53,7 +53,7 @@ run_suite() {
 	local name=$1 target=$2 log rc passed failed
 	log=$logdir/$name.log
 	log "suite $name"
-	as_server_user make -C "$work" -s PG_CONFIG="$PG_CONFIG" "$target" >"$log" 2>&1
+	as_server_user make -C "$work" -s PG_CONFIG="$PG_CONFIG" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} "$target" >"$log" 2>&1
 	rc=$?
 	read -r passed failed < <(count_results "$log")
 	if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
@@ -76,10 +76,17 @@ run_suite() {
 	total_failed=$((total_failed + failed))
 }
 
-run_suite regress regresscheck
-run_suite isolation isolationcheck
-run_suite tap tapcheck
-run_suite fuzz fuzzcheck
+# SUITES picks suites (default: all); PROVE_TESTS picks TAP files, e.g.
+#   make test SUITES=tap PROVE_TESTS=test/t/061_upgrade.pl
+for suite in ${SUITES:-regress isolation tap fuzz}; do
+	case $suite in
+		regress) run_suite regress regresscheck ;;
+		isolation) run_suite isolation isolationcheck ;;
+		tap) run_suite tap tapcheck ;;
+		fuzz) run_suite fuzz fuzzcheck ;;
+		*) die "unknown suite \"$suite\" in SUITES (regress, isolation, tap, fuzz)" ;;
+	esac
+done
 
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ] && [ "$total_passed" -gt 0 ]
