@@ -8,6 +8,15 @@
 # failure.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
+
+# One run at a time per PostgreSQL installation: a run installs the
+# extension there, and a second run's install would change the library
+# under the first one's servers.
+if [ -z "${SNOWID_TEST_LOCKED:-}" ] && command -v flock >/dev/null; then
+	lock=${TMPDIR:-/tmp}/snowid-test.$(echo "$PG_CONFIG" | cksum | cut -d' ' -f1).lock
+	export SNOWID_TEST_LOCKED=1
+	exec flock "$lock" bash "$0" "$@"
+fi
 set -e
 ensure_packages
 build_and_install
