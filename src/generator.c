@@ -45,7 +45,6 @@
 #include "miscadmin.h"
 #include "utils/timestamp.h"
 
-#include "generator.h"
 #include "shmem.h"
 
 PG_FUNCTION_INFO_V1(snowid_nextval);
@@ -148,7 +147,7 @@ report_time_exhausted(void)
 }
 
 /* Raise the error for a node state that forbids generation. */
-void
+static void
 snowid_report_state(void)
 {
 	SnowidNodeState state;
@@ -306,7 +305,7 @@ wait_for_next_ms(int64 last_ts)
  * step.  Returns the first; *got tells how many.  The general path: it
  * handles every state of the shared word and of the clock.
  */
-int64
+static int64
 snowid_reserve(int want, int *got)
 {
 	uint64		old;

@@ -10,13 +10,16 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "snowid.h"
+#include "postgres.h"
 
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+
+#include "clock.h"
+#include "settings.h"
 
 char	   *snowid_epoch_string = NULL;
 int			snowid_worker_bits = SNOWID_DEFAULT_WORKER_BITS;
