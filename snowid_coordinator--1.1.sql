@@ -6,7 +6,7 @@
 /* ---- snowid_coordinator 1.0 ---- */
 
 /*
- * The lease protocol (DESIGN.md section 3), version 1.
+ * The lease protocol (docs/design.md, sections 3 and 4), version 1.
  *
  * A lease is (worker id, owner token, floor, high-water mark).  Every
  * lease time is taken from this server's clock (now()), so a node's clock

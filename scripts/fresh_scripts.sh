@@ -14,7 +14,8 @@ for ext in snowid snowid_coordinator; do
 		echo "\\echo Use \"CREATE EXTENSION $ext\" to load this file. \\quit"
 		echo
 		echo "/* ---- $ext 1.0 ---- */"
-		sed -e '1,/\\quit/d' "$ext--1.0.sql"
+		# (1.0 cited a design note outside the repository)
+		sed -e '1,/\\quit/d' -e 's|(DESIGN.md section 3)|(docs/design.md, sections 3 and 4)|' "$ext--1.0.sql"
 		echo
 		echo "/* ---- $ext 1.0 -> 1.1 ---- */"
 		sed -e '1,/\\quit/d' "$ext--1.0--1.1.sql"

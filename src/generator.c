@@ -45,7 +45,6 @@
 #include "miscadmin.h"
 #include "utils/timestamp.h"
 
-#include "generator.h"
 #include "node_state.h"
 #include "shmem.h"
 
@@ -226,7 +225,7 @@ wait_for_next_ms(int64 last_ts)
  * step.  Returns the first; *got tells how many.  The general path: it
  * handles every state of the shared word and of the clock.
  */
-int64
+static int64
 snowid_reserve(int want, int *got)
 {
 	uint64		old;

@@ -505,7 +505,13 @@ try_renew(const SnowidLayout *layout)
 	{
 		int64		expiry_mono = sent_mono + renewal.lease_ms;
 		TimestampTz now = GetCurrentTimestamp();
+		bool		clock_ok;
 
+		/* Judge the clock before the new bound reaches backends. */
+		clock_ok = check_clock(sent_wall, sent_mono, renewal.coordinator_now_ms,
+							   renewal.max_clock_offset_ms);
+		if (!clock_ok)
+			refuse_for_clock();
 		SpinLockAcquire(&snowid_shared->mutex);
 		snowid_shared->high_water = to_id_time(layout, renewal.high_water_ms);
 		snowid_shared->lease_expiry_mono = expiry_mono;
@@ -515,9 +521,8 @@ try_renew(const SnowidLayout *layout)
 		publish_usable_until(layout, renewal.high_water_ms, expiry_mono);
 		snowid_count(SNOWID_STAT_LEASE_RENEWALS, 1);
 
-		if (!check_clock(sent_wall, sent_mono, renewal.coordinator_now_ms,
-						 renewal.max_clock_offset_ms))
-			refuse_for_clock();
+		if (!clock_ok)
+			;					/* stays in clock_offset */
 		else if (h.state == SNOWID_STATE_ACTIVE)
 			snowid_set_state_message(NULL);
 		else if (h.state != SNOWID_STATE_FLOOR_AHEAD)

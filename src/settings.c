@@ -10,7 +10,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "snowid.h"
+#include "postgres.h"
 
 #include "libpq-fe.h"
 #include "miscadmin.h"
@@ -18,6 +18,9 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+
+#include "clock.h"
+#include "settings.h"
 
 char	   *snowid_epoch_string = NULL;
 int			snowid_worker_bits = SNOWID_DEFAULT_WORKER_BITS;
