@@ -12,7 +12,8 @@ use Test::More;
 use Time::HiRes qw(time);
 use SnowidTest;
 
-my $node = snowid_node('syncwait');
+# (streaming allowed: with max_wal_senders = 0 no commit ever waits)
+my $node = snowid_node('syncwait', allows_streaming => 1);
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowid');
 ok(wait_for_state($node, 'active'), 'active');
