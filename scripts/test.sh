@@ -19,6 +19,7 @@ if [ -z "${SNOWID_TEST_LOCKED:-}" ] && command -v flock >/dev/null; then
 fi
 set -e
 ensure_packages
+ensure_tool_packages
 build_and_install
 set +e
 
