@@ -55,13 +55,14 @@ Install them with: sudo apt-get install -y$missing"
 	fi
 }
 
-# Install the missing SNOWID_TOOL_PACKAGES (root only; otherwise say which).
+# Install the missing packages named (default: SNOWID_TOOL_PACKAGES),
+# without their recommendations (root only; otherwise say which).
 # prometheus and prometheus-postgres-exporter ship daemons that listen on
 # every interface; where systemd runs, the ones installed here are
 # stopped and disabled again: the tests start their own, on loopback.
 ensure_tool_packages() {
 	local missing pkg
-	missing=$(for pkg in $SNOWID_TOOL_PACKAGES; do
+	missing=$(for pkg in ${*:-$SNOWID_TOOL_PACKAGES}; do
 		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
 	done | tr '\n' ' ')
 	[ -z "${missing// /}" ] && return 0
