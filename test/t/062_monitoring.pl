@@ -23,6 +23,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 use SnowidTest;
+use SnowidTest::Ecosystem;
 
 my $dir = abs_path(dirname(__FILE__) . '/../../monitoring');
 my %file = (
@@ -47,11 +48,7 @@ note(($ver_out . $ver_err) =~ /(postgres_exporter, version \S+)/ ? $1 : $ver_out
 sub load_queries
 {
 	my ($path) = @_;
-	my ($json, $err) = ('', '');
-	IPC::Run::run([ 'python3', '-c',
-			'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))', $path ],
-		'>', \$json, '2>', \$err) or die "python3 yaml could not read $path: $err";
-	my $doc = decode_json($json);
+	my $doc = yaml_file($path);
 	my %q;
 	foreach my $section (keys %$doc)
 	{

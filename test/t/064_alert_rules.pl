@@ -15,8 +15,8 @@ use File::Basename qw(dirname);
 use File::Copy qw(copy);
 use File::Temp qw(tempdir);
 use IPC::Run;
-use JSON::PP;
 use Test::More;
+use SnowidTest::Ecosystem;
 
 my $root = abs_path(dirname(__FILE__) . '/../..');
 my $rules = "$root/monitoring/snowid.rules.yml";
@@ -62,11 +62,7 @@ is($rc, 0, 'promtool test rules passes monitoring/snowid.rules.test.yml') or dia
 like($out, qr/SUCCESS/, 'and says SUCCESS');
 
 # The rules through a real YAML parser.
-my ($json, $err) = ('', '');
-IPC::Run::run([ 'python3', '-c',
-		'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))', $rules ],
-	'>', \$json, '2>', \$err) or diag($err);
-my $doc = eval { decode_json($json) } // {};
+my $doc = eval { yaml_file($rules) } // {};
 my @alerts = map { @{ $_->{rules} // [] } } @{ $doc->{groups} // [] };
 
 # The alerts the README's runbook explains, one per condition to watch.
