@@ -15,7 +15,7 @@ source "$(dirname "$0")/common.sh"
 if [ -z "${SNOWID_TEST_LOCKED:-}" ] && command -v flock >/dev/null; then
 	lock=${TMPDIR:-/tmp}/snowid-test.$(echo "$PG_CONFIG" | cksum | cut -d' ' -f1).lock
 	export SNOWID_TEST_LOCKED=1
-	exec flock "$lock" bash "$0" "$@"
+	exec flock -o "$lock" bash "$0" "$@"
 fi
 set -e
 ensure_packages

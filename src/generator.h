@@ -9,6 +9,5 @@
 #define SNOWID_GENERATOR_H
 
 extern int64 snowid_reserve(int want, int *got);
-extern void snowid_report_state(void) pg_attribute_noreturn();
 
 #endif							/* SNOWID_GENERATOR_H */

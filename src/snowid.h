@@ -15,6 +15,13 @@
 
 #include "layout.h"
 
+/* This library's version, and the snowid_coordinator version it needs. */
+#define SNOWID_VERSION				"1.1"
+#define SNOWID_COORDINATOR_VERSION	"1.1"
+
+/* The search_path of every session snowid opens (CVE-2018-1058). */
+#define SNOWID_SAFE_SEARCH_PATH		"pg_catalog, pg_temp"
+
 /* The snowid type is an int64 in a Datum. */
 #define DatumGetSnowid(X)		DatumGetInt64(X)
 #define SnowidGetDatum(X)		Int64GetDatum(X)
@@ -46,6 +53,7 @@ extern void snowid_define_layout_settings(void);
 extern void snowid_define_node_settings(void);
 extern void snowid_read_layout_placeholders(void);
 extern void snowid_check_lease_settings(void);
+extern void snowid_check_coordinator_setting(void);
 
 /* snowid.c */
 extern bool snowid_started_from_backup;
