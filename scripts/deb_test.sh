@@ -64,6 +64,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM	# so that cleanup runs on a signal too
 
 # ---- build ------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run every test suite (pg_regress, isolation, TAP, fuzzing) and sum up.
+# Run every test suite (pg_regress, isolation, TAP, fuzzing, the Debian
+# package) and sum up.
 #
 # Installs what is missing, builds and installs the extension, then runs
 # each suite against its own temporary server as an OS user PostgreSQL
