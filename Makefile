@@ -73,3 +73,8 @@ bench:
 
 demo-cluster:
 	bash scripts/demo_cluster.sh
+
+# The Debian package postgresql-15-snowid (scripts/deb.sh; results in dist/).
+.PHONY: deb
+deb:
+	bash scripts/deb.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run every test suite (pg_regress, isolation, TAP, fuzzing) and sum up.
+# Run every test suite (pg_regress, isolation, TAP, fuzzing, the Debian
+# package) and sum up.
 #
 # Installs what is missing, builds and installs the extension, then runs
 # each suite against its own temporary server as an OS user PostgreSQL
@@ -19,6 +20,7 @@ if [ -z "${SNOWID_TEST_LOCKED:-}" ] && command -v flock >/dev/null; then
 fi
 set -e
 ensure_packages
+ensure_tool_packages
 build_and_install
 set +e
 
@@ -85,15 +87,39 @@ run_suite() {
 	total_failed=$((total_failed + failed))
 }
 
+# The Debian package suite (scripts/deb_test.sh): builds the package,
+# installs it, creates the extensions from its files, removes it.  It runs
+# as root, in the tree itself, while this run holds the lock, and puts the
+# tree's build back in place when it ends.  Skipped (0 tests) when not root.
+run_deb_suite() {
+	local log=$logdir/deb.log rc passed failed
+	log "suite deb"
+	bash "$SNOWID_ROOT/scripts/deb_test.sh" >"$log" 2>&1
+	rc=$?
+	read -r passed failed < <(count_results "$log")
+	if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+		failed=1
+	fi
+	if [ "$rc" -ne 0 ]; then
+		echo "---- deb failed; its output:"
+		cat "$log"
+	fi
+	grep -q '^1\.\.0 # SKIP' "$log" && echo "deb: skipped ($(sed -n 's/^1\.\.0 # SKIP //p' "$log"))"
+	echo "deb: $passed passed, $failed failed"
+	total_passed=$((total_passed + passed))
+	total_failed=$((total_failed + failed))
+}
+
 # SUITES picks suites (default: all); PROVE_TESTS picks TAP files, e.g.
 #   make test SUITES=tap PROVE_TESTS=test/t/061_upgrade.pl
-for suite in ${SUITES:-regress isolation tap fuzz}; do
+for suite in ${SUITES:-regress isolation tap fuzz deb}; do
 	case $suite in
 		regress) run_suite regress regresscheck ;;
 		isolation) run_suite isolation isolationcheck ;;
 		tap) run_suite tap tapcheck ;;
 		fuzz) run_suite fuzz fuzzcheck ;;
-		*) die "unknown suite \"$suite\" in SUITES (regress, isolation, tap, fuzz)" ;;
+		deb) run_deb_suite ;;
+		*) die "unknown suite \"$suite\" in SUITES (regress, isolation, tap, fuzz, deb)" ;;
 	esac
 done
 
