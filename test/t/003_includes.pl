@@ -81,8 +81,8 @@ my @cases = (
 	],
 	[
 		'a file in no layer',
-		sub { append_line("$_[0]/node_state.h", '/* new */') },
-		qr/node_state\.h: belongs to no layer/
+		sub { append_line("$_[0]/orphan.h", '/* new */') },
+		qr/orphan\.h: belongs to no layer/
 	],
 	[
 		'a layer naming a file that is gone',
