@@ -9,6 +9,6 @@
 #define SNOWID_GENERATOR_H
 
 extern int64 snowid_reserve(int want, int *got);
-extern void snowid_report_state(void) pg_attribute_noreturn();
+pg_noreturn extern void snowid_report_state(void);
 
 #endif							/* SNOWID_GENERATOR_H */

@@ -13,6 +13,8 @@
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 
+#include "compat.h"
+
 #include "layout.h"
 
 /* The snowid type is an int64 in a Datum. */
