@@ -20,13 +20,14 @@
 #     with --enable-tap-tests and OpenSSL, and installs it into the fixed
 #     prefix /opt/snowid-pg/MAJOR (SNOWID_PG_PREFIX), with what PGXS
 #     "installcheck" needs: pg_regress, pg_isolation_regress and
-#     isolationtester under lib/pgxs/src/test/, the TAP modules
-#     (PostgreSQL::Test::Cluster) under lib/pgxs/src/test/perl, and the
+#     isolationtester under lib/postgresql/pgxs/src/test/, the TAP modules
+#     (PostgreSQL::Test::Cluster) under .../pgxs/src/test/perl, and the
 #     contrib modules the tests load (SNOWID_PG_CONTRIB).
 #
 # A prefix holding the stamp file .snowid-build-complete is complete, and
 # the major is skipped: a second run costs nothing.  Delete the prefix to
-# rebuild.  Runs as root (apt-get, /opt); the build itself needs no network
+# reinstall; the build directory in the cache is kept, so that costs only
+# the install (delete $SNOWID_PG_CACHE/build/MAJOR too for a clean build).  Runs as root (apt-get, /opt); the build itself needs no network
 # beyond the Debian mirror.
 #
 # The last line is "built: ...; could not get: ..." (and "; build failed:
@@ -107,20 +108,26 @@ fetch_source() {
 	echo "$tree"
 }
 
-# Configure, build and install one major.
+# Configure, build and install one major.  The build directory is kept:
+# after an interrupted or failed run, the next one configures again only
+# if the options changed, and make rebuilds only what is missing.
 build_major() {
-	local major=$1 tree=$2 prefix=$prefix_root/$1 build=$cache/build/$1 m
+	local major=$1 tree=$2 prefix=$prefix_root/$1 build=$cache/build/$1 m pgxs
 	local buildlog=$cache/build-$major.log
-	rm -rf "$build" "$prefix"
+	local options="--prefix=$prefix --enable-tap-tests --with-openssl --with-icu --enable-debug --with-system-tzdata=/usr/share/zoneinfo"
+
+	if [ ! -f "$build/config.status" ] || [ "$(cat "$build/.snowid-configure" 2>/dev/null)" != "$options" ]; then
+		rm -rf "$build"
+	fi
+	rm -rf "$prefix"
 	mkdir -p "$build"
 	log "building PostgreSQL $major from $tree into $prefix (log: $buildlog)"
 	# Each step chained: errexit does not apply inside a function that is
 	# called as a condition.
 	(
 		cd "$build" &&
-			"$tree"/configure --prefix="$prefix" --enable-tap-tests --with-openssl \
-				--with-icu --enable-debug --with-system-tzdata=/usr/share/zoneinfo \
-				CFLAGS="-O2" &&
+			{ [ -f config.status ] || { "$tree"/configure $options CFLAGS="-O2" &&
+				echo "$options" >.snowid-configure; }; } &&
 			make -s -j"$jobs" &&
 			make -s install &&
 			# isolationtester and pg_isolation_regress, where PGXS's
@@ -133,13 +140,16 @@ build_major() {
 		tail -n 40 "$buildlog" >&2
 		return 1
 	}
-	[ -x "$prefix/lib/pgxs/src/test/isolation/pg_isolation_regress" ] &&
-		[ -x "$prefix/lib/pgxs/src/test/isolation/isolationtester" ] &&
-		[ -x "$prefix/lib/pgxs/src/test/regress/pg_regress" ] &&
-		[ -f "$prefix/lib/pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm" ] || {
-		log "PostgreSQL $major: the build did not install what PGXS installcheck needs"
-		return 1
-	}
+	# Where PGXS looks: lib/postgresql/pgxs (upstream adds "postgresql" to
+	# a prefix without "pgsql" or "postgres" in it).
+	pgxs=$(dirname "$("$prefix/bin/pg_config" --pgxs)")/../..
+	for m in src/test/isolation/pg_isolation_regress src/test/isolation/isolationtester \
+		src/test/regress/pg_regress src/test/perl/PostgreSQL/Test/Cluster.pm; do
+		[ -e "$pgxs/$m" ] || {
+			log "PostgreSQL $major: the build did not install $m (PGXS installcheck needs it)"
+			return 1
+		}
+	done
 	"$prefix/bin/pg_config" --version >"$prefix/$stamp_name"
 	log "PostgreSQL $major: $(cat "$prefix/$stamp_name") in $prefix"
 }
