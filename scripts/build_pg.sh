@@ -85,15 +85,22 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg"
 
 # Fetch and unpack postgresql-MAJOR into $cache/src/MAJOR; print the tree.
 fetch_source() {
-	local major=$1 dir=$cache/src/$1 dsc tree
+	local major=$1 dir=$cache/src/$1 dsc tree out
 	mkdir -p "$dir"
 	# apt downloads as _apt when that user may write there.
 	if id _apt >/dev/null 2>&1; then chown _apt "$dir"; fi
 	dsc=$(ls "$dir"/postgresql-"$major"_*.dsc 2>/dev/null | sort -V | tail -n 1 || true)
 	if [ -z "$dsc" ]; then
 		log "apt-get source postgresql-$major"
-		(cd "$dir" && apt-get -o Acquire::Retries=2 source --download-only -qq "postgresql-$major") >&2 ||
+		if ! out=$(cd "$dir" && apt-get -o Acquire::Retries=2 source --download-only -qq "postgresql-$major" 2>&1); then
+			printf '%s\n' "$out" >&2
+			if grep -q "Unable to find a source package" <<<"$out"; then
+				log "PostgreSQL $major: no source package postgresql-$major in trixie, sid or experimental"
+			elif grep -q "404" <<<"$out"; then
+				log "PostgreSQL $major: the mirror answered 404 Not Found for the files of postgresql-$major"
+			fi
 			return 1
+		fi
 		dsc=$(ls "$dir"/postgresql-"$major"_*.dsc 2>/dev/null | sort -V | tail -n 1 || true)
 		[ -n "$dsc" ] || return 1
 	fi
@@ -181,7 +188,7 @@ if [ -n "$todo" ]; then
 	for major in $todo; do
 		start=$(date +%s)
 		if ! tree=$(fetch_source "$major"); then
-			log "PostgreSQL $major: could not get the source package postgresql-$major from the mirror"
+			log "PostgreSQL $major: could not get its source package (postgresql-$major): skipped"
 			failed="$failed $major"
 			continue
 		fi
