@@ -118,6 +118,26 @@ tar -C "$SNOWID_ROOT" --exclude=.git --exclude='tmp_check*' --exclude='*.o' --ex
 set -e
 build_and_install "$work"
 set +e
+
+# test/t/071_pg_upgrade.pl upgrades servers of Debian's PostgreSQL 15 to
+# this major.  They must run this tree's snowid, but the system 15 holds
+# whichever build was installed last: so the test gets a private copy of
+# 15 (PostgreSQL finds its files relative to its binaries) with this
+# tree's snowid installed into it.
+old15=/usr/lib/postgresql/15
+if [ "$major" -gt 15 ] && [ -z "${SNOWID_UPGRADE_FROM:-}" ] && [ -x "$old15/bin/pg_config" ] &&
+	[[ " ${SUITES:-tap} " == *" tap "* ]]; then
+	log "a private PostgreSQL 15 with this tree's snowid, for the pg_upgrade test"
+	private=$work/upgrade-from
+	mkdir -p "$private/usr/lib/postgresql" "$private/usr/share/postgresql" "$private/build"
+	cp -a "$old15" "$private/usr/lib/postgresql/" &&
+		cp -a /usr/share/postgresql/15 "$private/usr/share/postgresql/" &&
+		tar -C "$work" --exclude=./upgrade-from --exclude='*.o' --exclude='*.so' -cf - . |
+		tar -C "$private/build" -xf - &&
+		make -C "$private/build" -s PG_CONFIG="$private$old15/bin/pg_config" install >/dev/null &&
+		export SNOWID_UPGRADE_FROM=$private$old15 ||
+		log "could not prepare the private PostgreSQL 15: the pg_upgrade test uses the system one"
+fi
 if [ "$(id -u)" -eq 0 ]; then chown -R postgres: "$work"; fi
 logdir=$work/test-logs
 as_server_user mkdir -p "$logdir"
