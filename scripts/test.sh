@@ -119,7 +119,7 @@ set -e
 build_and_install "$work"
 set +e
 
-# test/t/071_pg_upgrade.pl upgrades servers of Debian's PostgreSQL 15 to
+# test/t/091_pg_upgrade_major.pl upgrades servers of Debian's PostgreSQL 15 to
 # this major.  They must run this tree's snowid, but the system 15 holds
 # whichever build was installed last: so the test gets a private copy of
 # 15 (PostgreSQL finds its files relative to its binaries) with this

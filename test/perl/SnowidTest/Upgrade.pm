@@ -1,6 +1,6 @@
 # Helpers for testing pg_upgrade from an older PostgreSQL major to the one
 # under test: servers of the old major with snowid preloaded, and the
-# upgrade itself.  Used by test/t/071_pg_upgrade.pl.
+# upgrade itself.  Used by test/t/091_pg_upgrade_major.pl.
 package SnowidTest::Upgrade;
 
 use strict;
