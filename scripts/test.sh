@@ -95,7 +95,7 @@ major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 if [ -z "${SNOWID_TEST_LOCKED:-}" ] && command -v flock >/dev/null; then
 	lock=${TMPDIR:-/tmp}/snowid-test.$(echo "$PG_CONFIG" | cksum | cut -d' ' -f1).lock
 	export SNOWID_TEST_LOCKED=1
-	exec flock "$lock" bash "$0" "$@"
+	exec flock -o "$lock" bash "$0" "$@"
 fi
 
 # The node-postgres example's dependencies (test/t/060_node_client.pl),

@@ -30,9 +30,6 @@
 #error "snowid needs PostgreSQL 15 or later"
 #endif
 
-/* The module's version, as snowid.control's default_version. */
-#define SNOWID_MODULE_VERSION	"1.1"
-
 /* 16 moved the varlena macros out of postgres.h. */
 #if PG_VERSION_NUM >= 160000
 #include "varatt.h"
@@ -77,7 +74,7 @@
 /* 18: the module's magic block carries its name and version. */
 #if PG_VERSION_NUM >= 180000
 #define SNOWID_MODULE_MAGIC \
-	PG_MODULE_MAGIC_EXT(.name = "snowid", .version = SNOWID_MODULE_VERSION)
+	PG_MODULE_MAGIC_EXT(.name = "snowid", .version = SNOWID_VERSION)
 #else
 #define SNOWID_MODULE_MAGIC PG_MODULE_MAGIC
 #endif

@@ -158,9 +158,15 @@ connect_coordinator(int64 deadline_mono, char *errbuf)
 		vals[n] = opt->val;
 		n++;
 	}
-	/* Durable answers; statements that cannot hang past our deadline. */
+	/*
+	 * Durable answers; statements that cannot hang past our deadline; and
+	 * a search_path no role or database setting on the coordinator can
+	 * change (ours come last, so they win over the user's options, and a
+	 * startup option wins over ALTER ROLE / DATABASE ... SET).
+	 */
 	snprintf(options, sizeof(options),
-			 "%s -c synchronous_commit=on -c statement_timeout=%d -c lock_timeout=%d",
+			 "%s -c synchronous_commit=on -c statement_timeout=%d -c lock_timeout=%d "
+			 "-c search_path=pg_catalog,pg_temp",
 			 user_options ? user_options : "", call_timeout_ms(), call_timeout_ms());
 	keys[n] = "options";
 	vals[n++] = options;
@@ -258,7 +264,10 @@ libpq_transport_query(const char *sql, int nparams, const char *const *params,
 		else if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
 			const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+			const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 
+			if (sqlstate)
+				strlcpy(row->sqlstate, sqlstate, sizeof(row->sqlstate));
 			snprintf(errbuf, SNOWID_MESSAGE_LEN, "coordinator error: %s",
 					 msg ? msg : PQresStatus(PQresultStatus(res)));
 			ok = false;
