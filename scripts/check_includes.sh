@@ -23,8 +23,8 @@ set -euo pipefail
 # of the layers above it in this list, never of a layer further down.
 LAYERS='
 plain      layout.h layout.c base32.h base32.c feistel.h feistel.c feistel_hmac.c keyring.h keyring.c
-base       clock.h clock.c settings.h settings.c
-common     snowid.h
+base       compat.h clock.h clock.c settings.h settings.c
+common     snowid.h compat.c
 shared     shmem.h shmem.c node_state.h node_state.c
 transport  lease_transport.h transport_spi.c transport_libpq.c
 protocol   lease_client.h lease_client.c

@@ -84,16 +84,17 @@ Install them with: sudo apt-get install -y --no-install-recommends $missing"
 	fi
 }
 
-# Build and install the extension into the PostgreSQL that PG_CONFIG names.
+# Build and install the extension into the PostgreSQL that PG_CONFIG names,
+# from the tree given (default: this one).
 build_and_install() {
+	local tree=${1:-$SNOWID_ROOT} libdir
 	log "building against $("$PG_CONFIG" --version)"
-	make -C "$SNOWID_ROOT" -s PG_CONFIG="$PG_CONFIG" >/dev/null
-	local libdir
+	make -C "$tree" -s PG_CONFIG="$PG_CONFIG" >/dev/null
 	libdir=$("$PG_CONFIG" --pkglibdir)
 	if [ -w "$libdir" ]; then
-		make -C "$SNOWID_ROOT" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+		make -C "$tree" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
 	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-		sudo make -C "$SNOWID_ROOT" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+		sudo make -C "$tree" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
 	else
 		die "cannot write to $libdir to install the extension.
 Run this as root, or run 'sudo make install' first, or set PG_CONFIG to a PostgreSQL you own."

@@ -214,7 +214,7 @@ wait_for_next_ms(int64 last_ts)
 		if (remaining_us > 1000)
 			return now;			/* clock went back: let the caller decide */
 		if (remaining_us > WAKE_BEFORE_US + 20)
-			pg_usleep(remaining_us - WAKE_BEFORE_US);
+			snowid_exhaustion_usleep(remaining_us - WAKE_BEFORE_US);
 		else
 			sched_yield();
 	}
@@ -283,7 +283,7 @@ snowid_reserve(int want, int *got)
 				snowid_count(SNOWID_STAT_CLOCK_WAITS, 1);
 				waited_for_clock = true;
 			}
-			pg_usleep(Min(behind, 1) * 1000);
+			snowid_clock_usleep(Min(behind, 1) * 1000);
 			CHECK_FOR_INTERRUPTS();
 			old = pg_atomic_read_u64(&snowid_shared->last_id);
 			now = clock_id_ms(NULL);

@@ -792,7 +792,7 @@ snowid_keeper_main(Datum main_arg)
 		if (timeout > 0)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 timeout, PG_WAIT_EXTENSION);
+							 timeout, SNOWID_WAIT_LEASE_KEEPER);
 			ResetLatch(MyLatch);
 		}
 	}

@@ -51,6 +51,6 @@ extern const char *snowid_state_name(SnowidNodeState state);
 extern void snowid_set_state(SnowidNodeState state, const char *message);
 extern void snowid_set_state_message(const char *message);
 extern SnowidNodeState snowid_state_for_refusal(const char *status);
-extern void snowid_report_state(void) pg_attribute_noreturn();
+pg_noreturn extern void snowid_report_state(void);
 
 #endif							/* SNOWID_NODE_STATE_H */

@@ -20,9 +20,7 @@
 SnowidShared *snowid_shared = NULL;
 SnowidStatSlot *snowid_my_slot = NULL;
 
-#if PG_VERSION_NUM >= 150000
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* One statistics slot per PGPROC: backends, auxiliary processes, 2PC. */
@@ -39,7 +37,6 @@ shared_size(void)
 					mul_size(stat_slot_count(), sizeof(SnowidStatSlot)));
 }
 
-#if PG_VERSION_NUM >= 150000
 static void
 snowid_shmem_request(void)
 {
@@ -47,7 +44,6 @@ snowid_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(shared_size());
 }
-#endif
 
 static void
 snowid_shmem_startup(void)
@@ -86,12 +82,8 @@ snowid_shmem_startup(void)
 void
 snowid_shmem_install_hooks(void)
 {
-#if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = snowid_shmem_request;
-#else
-	RequestAddinShmemSpace(shared_size());
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = snowid_shmem_startup;
 }
@@ -118,6 +110,6 @@ void
 snowid_attach_stat_slot(void)
 {
 	if (snowid_shared != NULL && MyProc != NULL &&
-		MyProc->pgprocno >= 0 && MyProc->pgprocno < snowid_shared->num_slots)
-		snowid_my_slot = &snowid_shared->slots[MyProc->pgprocno];
+		SNOWID_MY_PROC_NUMBER >= 0 && SNOWID_MY_PROC_NUMBER < snowid_shared->num_slots)
+		snowid_my_slot = &snowid_shared->slots[SNOWID_MY_PROC_NUMBER];
 }

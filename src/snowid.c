@@ -18,7 +18,7 @@
 #include "keeper.h"
 #include "shmem.h"
 
-PG_MODULE_MAGIC;
+SNOWID_MODULE_MAGIC;
 
 /*
  * Whether the postmaster found backup_label at start-up: the data directory

@@ -19,6 +19,8 @@
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 
+#include "compat.h"
+
 #include "clock.h"
 #include "layout.h"
 #include "settings.h"

@@ -112,7 +112,7 @@ wait_for_socket(int events, int64 deadline_mono)
 			return false;
 		rc = WaitLatchOrSocket(MyLatch,
 							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events,
-							   PQsocket(conn), (long) left, PG_WAIT_EXTENSION);
+							   PQsocket(conn), (long) left, SNOWID_WAIT_COORDINATOR_SOCKET);
 		if (rc & WL_LATCH_SET)
 		{
 			ResetLatch(MyLatch);

@@ -1,0 +1,157 @@
+# Helpers for testing pg_upgrade from an older PostgreSQL major to the one
+# under test: servers of the old major with snowid preloaded, and the
+# upgrade itself.  Used by test/t/091_pg_upgrade_major.pl.
+package SnowidTest::Upgrade;
+
+use strict;
+use warnings;
+
+use Cwd;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use Exporter 'import';
+our @EXPORT = qw(old_install_path old_install_problem old_cluster
+  upgraded_cluster run_pg_upgrade snowid_node_conf strip_pg_attver);
+
+# Where the old major lives: SNOWID_UPGRADE_FROM (an installation prefix
+# with bin/), default Debian's PostgreSQL 15.
+sub old_install_path
+{
+	return $ENV{SNOWID_UPGRADE_FROM} // '/usr/lib/postgresql/15';
+}
+
+# Why the upgrade cannot be tested here, or undef: the old major must be
+# installed, older than the one under test, and hold this tree's snowid
+# (make test installs it into each major it tests, 15 first).
+sub old_install_problem
+{
+	my ($new_version) = @_;
+	my $old = old_install_path();
+	my $pg_config = "$old/bin/pg_config";
+	return "no PostgreSQL installation in $old (set SNOWID_UPGRADE_FROM)"
+	  unless -x "$old/bin/pg_upgrade" || -x "$old/bin/postgres";
+	return "$pg_config is missing (Debian package postgresql-server-dev-NN)"
+	  unless -x $pg_config;
+	my ($old_major) = `$pg_config --version` =~ /PostgreSQL (\d+)/;
+	my ($new_major) = "$new_version" =~ /^(\d+)/;
+	return "the server under test ($new_version) is not newer than $old ($old_major)"
+	  unless $old_major && $new_major > $old_major;
+	my $share = `$pg_config --sharedir`;
+	chomp $share;
+	for my $file ('snowid--1.1.sql', 'snowid_coordinator--1.1.sql')
+	{
+		my $installed = "$share/extension/$file";
+		return "snowid is not installed into PostgreSQL $old_major ($installed is missing): "
+		  . "run make test with PG_MAJORS=\"$old_major $new_major\""
+		  unless -f $installed;
+		return "PostgreSQL $old_major holds another build of snowid ($installed differs "
+		  . "from this tree's): run make test with PG_MAJORS=\"$old_major $new_major\""
+		  unless slurp_file($installed) eq slurp_file($file);
+	}
+	return undef;
+}
+
+# postgresql.conf lines of a snowid node (as SnowidTest::snowid_node).
+sub snowid_node_conf
+{
+	my ($name, $extra) = @_;
+	return qq{
+shared_preload_libraries = 'snowid'
+snowid.lease_time = '6s'
+snowid.safety_period = '2s'
+snowid.lease_margin = '1s'
+snowid.node_name = '$name'
+} . ($extra // '');
+}
+
+# A new, initialised (not started) server of the old major; $conf is
+# appended to its postgresql.conf.
+sub old_cluster
+{
+	my ($name, $conf) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name,
+		install_path => old_install_path());
+	# initdb of the old major, never a template of the new one
+	$node->init(force_initdb => 1);
+	$node->append_conf('postgresql.conf', $conf) if $conf;
+	return $node;
+}
+
+# A new, initialised (not started) server of the major under test, ready
+# to receive $old by pg_upgrade: the same settings, and no data checksums
+# when the old server has none (18's initdb turns them on by default).
+sub upgraded_cluster
+{
+	my ($name, $old, $conf) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	my @extra;
+	push @extra, '--no-data-checksums' if $node->pg_version >= 18;
+	$node->init(force_initdb => 1, extra => \@extra);
+	$node->append_conf('postgresql.conf', $conf) if $conf;
+	return $node;
+}
+
+# Debian's PostgreSQL 15.20 (bookworm-security, November 2026) stores an
+# attribute option "pg_attver=N" on every column it creates or alters, and
+# pg_dump dumps attribute options as they are; PostgreSQL 18.6 (Debian
+# sid) does not know the option, so pg_upgrade from 15.20 to 18.6 fails on
+# the first table of any database ("unrecognized parameter pg_attver"),
+# snowid or not.  On the running old server $node: remove the option from
+# the columns of user relations in every database (a direct catalog
+# update: RESET does not remove it), so that the upgrade can go ahead.
+# Returns the number of columns changed; 0 where the old major does not
+# set the option.
+sub strip_pg_attver
+{
+	my ($node) = @_;
+	my $changed = 0;
+	my @dbs = split /\n/, $node->safe_psql('postgres',
+		'SELECT datname FROM pg_database WHERE datallowconn ORDER BY datname');
+	for my $db (@dbs)
+	{
+		$changed += $node->safe_psql($db, q{
+WITH s AS (
+	UPDATE pg_catalog.pg_attribute
+	SET attoptions = (SELECT pg_catalog.array_agg(o) FROM pg_catalog.unnest(attoptions) o
+					  WHERE o NOT LIKE 'pg\_attver=%')
+	WHERE attrelid >= 16384
+	  AND pg_catalog.array_to_string(attoptions, ',') LIKE '%pg\_attver=%'
+	RETURNING 1)
+SELECT count(*) FROM s});
+	}
+	return $changed;
+}
+
+# pg_upgrade $old (stopped) into $new (stopped).  snowid is kept out of
+# shared_preload_libraries while pg_upgrade runs the two servers, so no
+# lease keeper starts during the upgrade: the keeper would otherwise take a
+# lease on the old server, or set up a local coordinator on the new one
+# before the restore.  Returns pg_upgrade's success.
+sub run_pg_upgrade
+{
+	my ($old, $new, $mode) = @_;
+	my $old_bindir = $old->config_data('--bindir');
+	my $new_bindir = $new->config_data('--bindir');
+	my $workdir = $new->basedir . '/upgrade';
+	mkdir $workdir;
+	my $cwd = Cwd::getcwd();
+	chdir $workdir or die "chdir $workdir: $!";
+	my $ok = run_log(
+		[
+			"$new_bindir/pg_upgrade", '--no-sync',
+			'-d', $old->data_dir, '-D', $new->data_dir,
+			'-b', $old_bindir, '-B', $new_bindir,
+			'-s', $new->host,
+			'-p', $old->port, '-P', $new->port,
+			'-o', '-c shared_preload_libraries=',
+			'-O', '-c shared_preload_libraries=',
+			$mode // '--copy'
+		]);
+	chdir $cwd;
+	ok($ok, 'pg_upgrade ' . $old->name . ' to ' . $new->name);
+	return $ok;
+}
+
+1;
