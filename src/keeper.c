@@ -265,6 +265,7 @@ install_lease(const SnowidLayout *layout, const uint8 *token,
 	snowid_shared->lease_ms = grant->lease_ms;
 	snowid_shared->last_renewal = now;
 	SpinLockRelease(&snowid_shared->mutex);
+	lease_transport_set_lease(grant->lease_ms);
 
 	publish_usable_until(layout, grant->high_water_ms, expiry_mono);
 	snowid_count(SNOWID_STAT_LEASE_ACQUISITIONS, 1);
@@ -518,6 +519,7 @@ try_renew(const SnowidLayout *layout)
 		snowid_shared->lease_ms = renewal.lease_ms;
 		snowid_shared->last_renewal = now;
 		SpinLockRelease(&snowid_shared->mutex);
+		lease_transport_set_lease(renewal.lease_ms);
 		publish_usable_until(layout, renewal.high_water_ms, expiry_mono);
 		snowid_count(SNOWID_STAT_LEASE_RENEWALS, 1);
 
@@ -686,6 +688,8 @@ snowid_keeper_main(Datum main_arg)
 	strlcpy(snowid_shared->node_name, node_name, sizeof(snowid_shared->node_name));
 	SpinLockRelease(&snowid_shared->mutex);
 
+	lease_transport_set_lease(snowid_shared->has_lease ?
+							  (int) snowid_shared->lease_ms : snowid_lease_time_ms);
 	if (snowid_shared->has_lease)
 		ereport(LOG,
 				(errmsg("snowid lease keeper restarted; resuming the lease on worker id %d",

@@ -38,6 +38,12 @@ lease_transport_describe(char *buf, size_t len)
 }
 
 void
+lease_transport_set_lease(int lease_ms)
+{
+	libpq_transport_set_timeout(lease_ms / 5);
+}
+
+void
 lease_transport_close(void)
 {
 	if (lease_transport_is_remote())

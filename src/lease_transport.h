@@ -35,6 +35,13 @@ extern void lease_transport_describe(char *buf, size_t len);
 extern void lease_transport_close(void);
 
 /*
+ * The lease length in force: connection attempts and statements to a
+ * remote coordinator time out at a fifth of it (at least 1 s), far below
+ * the renewal interval.
+ */
+extern void lease_transport_set_lease(int lease_ms);
+
+/*
  * Run sql with nparams text parameters (NULL for SQL NULL); it must return
  * exactly one row of at most LEASE_MAX_COLUMNS columns, copied to *row.
  * A statement that failed leaves its SQLSTATE in row->sqlstate.
@@ -58,5 +65,6 @@ extern bool libpq_transport_query(const char *sql, int nparams,
 								  char *errbuf);
 extern void libpq_transport_describe(char *buf, size_t len);
 extern void libpq_transport_disconnect(void);
+extern void libpq_transport_set_timeout(int timeout_ms);
 
 #endif							/* SNOWID_LEASE_TRANSPORT_H */

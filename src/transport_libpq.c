@@ -34,14 +34,22 @@ static PGconn *conn = NULL;
 static bool warning_seen = false;
 static char warning_message[SNOWID_MESSAGE_LEN];
 
-/* How long one connection attempt or statement may take, in ms. */
+/*
+ * How long one connection attempt or statement may take, in ms: set by the
+ * keeper from the lease length it knows (lease_transport_set_lease()).
+ */
+static int	call_timeout = 1000;
+
 static int
 call_timeout_ms(void)
 {
-	int			lease = snowid_shared->lease_ms > 0 ?
-		(int) snowid_shared->lease_ms : snowid_lease_time_ms;
+	return call_timeout;
+}
 
-	return Max(1000, lease / 5);
+void
+libpq_transport_set_timeout(int timeout_ms)
+{
+	call_timeout = Max(1000, timeout_ms);
 }
 
 /* Warnings while a statement runs: advisory ones are logged, others void it. */
