@@ -28,6 +28,10 @@
  *   its leases live in the node's own database, and the identity fence
  *   covers promoted copies.
  * - One rule for "this lease is free" (lease_state), used everywhere.
+ * - A coordinator per region: initialize(regions => ...) records the
+ *   regions it serves, and a grant for another region is refused
+ *   (region_not_served), so that two regions' coordinators can never
+ *   grant the same worker id.
  *
  * Every function without a pinned search_path (the inlinable SQL ones)
  * names everything with its schema.
@@ -35,7 +39,8 @@
 
 ALTER TABLE snowid_coordinator.settings
 	ADD COLUMN incarnation uuid,
-	ADD COLUMN postmaster_start timestamptz;
+	ADD COLUMN postmaster_start timestamptz,
+	ADD COLUMN regions int[];		/* the regions served; NULL: all */
 
 ALTER TABLE snowid_coordinator.leases
 	ADD COLUMN floor_ms bigint;
@@ -204,8 +209,14 @@ BEGIN
 END;
 $$;
 
-/* Create the settings row (see 1.0); now with the incarnation and start. */
-CREATE OR REPLACE FUNCTION snowid_coordinator.initialize(
+/*
+ * Create the settings row (see 1.0); now with the incarnation, the server
+ * start, and the regions this coordinator serves (NULL: all of them).
+ * 1.0's initialize() had no regions argument: it is replaced.
+ */
+DROP FUNCTION snowid_coordinator.initialize(int, int, int, timestamptz, interval,
+											interval, interval, bool, bool, interval);
+CREATE FUNCTION snowid_coordinator.initialize(
 	worker_bits int DEFAULT 10,
 	region_bits int DEFAULT 0,
 	sequence_bits int DEFAULT 12,
@@ -215,7 +226,8 @@ CREATE OR REPLACE FUNCTION snowid_coordinator.initialize(
 	lease_margin interval DEFAULT '1 second',
 	single_server bool DEFAULT false,
 	local_mode bool DEFAULT false,
-	max_clock_offset interval DEFAULT '1 second')
+	max_clock_offset interval DEFAULT '1 second',
+	regions int[] DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -248,12 +260,21 @@ BEGIN
 			USING ERRCODE = '22023',
 				  DETAIL = 'The lease time must be at least 3 seconds; the safety period, margin and clock offset must not be negative.';
 	END IF;
+	IF regions IS NOT NULL AND
+	   (region_bits = 0 OR cardinality(regions) = 0 OR array_position(regions, NULL) IS NOT NULL
+		OR EXISTS (SELECT FROM unnest(regions) r WHERE r < 0 OR r >= (1 << region_bits))) THEN
+		RAISE EXCEPTION 'invalid snowid regions'
+			USING ERRCODE = '22023',
+				  DETAIL = format('regions => %s: with %s region bits each region must be between 0 and %s, and at least one is needed.',
+								  regions, region_bits, (1 << region_bits) - 1),
+				  HINT = 'Leave regions out (NULL) for a coordinator that serves every region, or set region_bits.';
+	END IF;
 	SELECT * INTO ident FROM snowid_coordinator.current_identity();
 	INSERT INTO snowid_coordinator.settings
 		(timestamp_bits, worker_bits, region_bits, sequence_bits, epoch_ms,
 		 lease_ms, safety_ms, margin_ms, max_clock_offset_ms, local_mode,
 		 single_server, system_identifier, timeline, incarnation,
-		 postmaster_start)
+		 postmaster_start, regions)
 	VALUES (63 - worker_bits - sequence_bits, worker_bits, region_bits,
 			sequence_bits, floor(extract(epoch FROM epoch) * 1000)::bigint,
 			(extract(epoch FROM lease_time) * 1000)::int,
@@ -263,7 +284,8 @@ BEGIN
 			local_mode, single_server,
 			ident.system_identifier, ident.timeline,
 			(SELECT i.id FROM snowid_coordinator.incarnation i),
-			pg_postmaster_start_time());
+			pg_postmaster_start_time(),
+			(SELECT array_agg(DISTINCT r ORDER BY r) FROM unnest(regions) r));
 	/*
 	 * A remote coordinator cannot tell a new cluster from one re-created
 	 * after DROP EXTENSION, whose nodes may have issued ids: it starts
@@ -278,9 +300,9 @@ BEGIN
 	/* one row: let the planner know, for the views that join it */
 	ANALYZE snowid_coordinator.settings;
 	PERFORM snowid_coordinator.log_event(NULL, NULL, 'initialize',
-		format('layout %s/%s/%s (region %s), epoch %s',
+		format('layout %s/%s/%s (region %s), epoch %s, regions served: %s',
 			   63 - worker_bits - sequence_bits, worker_bits, sequence_bits,
-			   region_bits, epoch));
+			   region_bits, epoch, COALESCE(regions::text, 'all')));
 END;
 $$;
 
@@ -350,7 +372,7 @@ $$;
  * node never issues a timestamp at or below it.
  *
  * status: granted, not_initialized, layout_mismatch, unfenced, fenced,
- * no_sync_standby, clock_offset, no_free_worker.
+ * no_sync_standby, region_not_served, clock_offset, no_free_worker.
  */
 CREATE FUNCTION snowid_coordinator.lease_acquire_v2(
 	p_token uuid,
@@ -430,6 +452,13 @@ BEGIN
 			status := 'layout_mismatch';
 			detail := format('With %s region bits the node''s region must be between 0 and %s.',
 							 s.region_bits, (1 << s.region_bits) - 1);
+			RETURN;
+		END IF;
+		IF s.regions IS NOT NULL AND NOT p_region = ANY (s.regions) THEN
+			status := 'region_not_served';
+			detail := format('This coordinator serves regions %s; the node''s region is %s. Point snowid.coordinator at the coordinator of region %s.',
+							 array_to_string(s.regions, ', '), p_region, p_region);
+			PERFORM snowid_coordinator.log_event(NULL, p_node_name, 'refused', detail);
 			RETURN;
 		END IF;
 		first_id := p_region << (s.worker_bits - s.region_bits);
@@ -789,6 +818,41 @@ BEGIN
 END;
 $$;
 
+/*
+ * Serve more (or other) regions: a region's nodes get grants here from now
+ * on.  Taking a region away does not stop the leases its nodes hold; they
+ * run out once their nodes renew elsewhere or stop.
+ */
+CREATE FUNCTION snowid_coordinator.serve_regions(p_regions int[])
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	s snowid_coordinator.settings;
+BEGIN
+	SELECT * INTO s FROM snowid_coordinator.settings FOR UPDATE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'snowid coordinator is not initialized'
+			USING ERRCODE = '55000',
+				  HINT = 'Call snowid_coordinator.initialize() first.';
+	END IF;
+	IF p_regions IS NOT NULL AND
+	   (s.region_bits = 0 OR cardinality(p_regions) = 0 OR array_position(p_regions, NULL) IS NOT NULL
+		OR EXISTS (SELECT FROM unnest(p_regions) r WHERE r < 0 OR r >= (1 << s.region_bits))) THEN
+		RAISE EXCEPTION 'invalid snowid regions'
+			USING ERRCODE = '22023',
+				  DETAIL = format('%s: with %s region bits each region must be between 0 and %s, and at least one is needed.',
+								  p_regions, s.region_bits, (1 << s.region_bits) - 1);
+	END IF;
+	UPDATE snowid_coordinator.settings
+	   SET regions = (SELECT array_agg(DISTINCT r ORDER BY r) FROM unnest(p_regions) r);
+	PERFORM snowid_coordinator.log_event(NULL, NULL, 'regions',
+		format('regions served: %s (were %s)', COALESCE(p_regions::text, 'all'),
+			   COALESCE(s.regions::text, 'all')));
+END;
+$$;
+
 /* Local mode: make the lease timing and clock bound follow the node's settings. */
 CREATE FUNCTION snowid_coordinator.set_timing_v2(p_lease_ms int, p_safety_ms int,
 												 p_margin_ms int,
@@ -815,7 +879,10 @@ SELECT l.worker_id,
 	   l.clock_offset_ms
   FROM snowid_coordinator.leases l, snowid_coordinator.settings s;
 
-/* The worker id pool per region (see 1.0), by lease_state(). */
+/*
+ * The worker id pool per region (see 1.0), by lease_state(), and whether
+ * this coordinator serves the region.
+ */
 CREATE OR REPLACE VIEW snowid_coordinator.worker_pool AS
 WITH s AS (SELECT * FROM snowid_coordinator.settings LIMIT 1),	/* one row */
 used AS (
@@ -832,7 +899,8 @@ SELECT CASE WHEN s.region_bits > 0 THEN g.r END AS region,
 	   COALESCE(u.cooling_down, 0) AS cooling_down,
 	   (1 << (s.worker_bits - s.region_bits)) - COALESCE(u.held, 0) - COALESCE(u.cooling_down, 0) AS free,
 	   ((1 << (s.worker_bits - s.region_bits)) - COALESCE(u.held, 0) - COALESCE(u.cooling_down, 0)) * 10
-		   < (1 << (s.worker_bits - s.region_bits)) AS low
+		   < (1 << (s.worker_bits - s.region_bits)) AS low,
+	   s.regions IS NULL OR g.r = ANY (s.regions) AS served
   FROM s
  CROSS JOIN LATERAL generate_series(0, (1 << s.region_bits) - 1) AS g(r)
   LEFT JOIN used u ON u.r = g.r;

@@ -22,6 +22,7 @@ static const char *const state_names[] = {
 	[SNOWID_STATE_EXPIRED] = "expired",
 	[SNOWID_STATE_LOST] = "lost",
 	[SNOWID_STATE_LAYOUT_MISMATCH] = "layout_mismatch",
+	[SNOWID_STATE_REGION_NOT_SERVED] = "region_not_served",
 	[SNOWID_STATE_UNFENCED_COPY] = "unfenced_copy",
 	[SNOWID_STATE_TIME_EXHAUSTED] = "time_exhausted",
 	[SNOWID_STATE_COORDINATOR_ERROR] = "coordinator_error",
@@ -78,6 +79,7 @@ snowid_state_for_refusal(const char *status)
 	}			refusals[] =
 	{
 		{"layout_mismatch", SNOWID_STATE_LAYOUT_MISMATCH},
+		{"region_not_served", SNOWID_STATE_REGION_NOT_SERVED},
 		{"no_free_worker", SNOWID_STATE_NO_FREE_WORKER},
 		{"unfenced", SNOWID_STATE_UNFENCED_COPY},
 		{"clock_offset", SNOWID_STATE_CLOCK_OFFSET},
@@ -158,6 +160,13 @@ snowid_report_state(void)
 					 errmsg("snowid layout of this node differs from the coordinator's"),
 					 message[0] ? errdetail("%s", message) : 0,
 					 errhint("Set snowid.epoch, snowid.worker_bits, snowid.region_bits and snowid.sequence_bits to the coordinator's values and restart the server.")));
+			break;
+		case SNOWID_STATE_REGION_NOT_SERVED:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("snowid coordinator does not serve this node's region"),
+					 message[0] ? errdetail("%s", message) : 0,
+					 errhint("Point snowid.coordinator at the coordinator of this node's region (snowid.region), or have this coordinator serve it: SELECT snowid_coordinator.serve_regions(...).")));
 			break;
 		case SNOWID_STATE_UNFENCED_COPY:
 			ereport(ERROR,

@@ -35,6 +35,8 @@ typedef enum SnowidNodeState
 	SNOWID_STATE_LOST,
 	/* The node's layout differs from the coordinator's. */
 	SNOWID_STATE_LAYOUT_MISMATCH,
+	/* The coordinator serves other regions than the node's. */
+	SNOWID_STATE_REGION_NOT_SERVED,
 	/* Local mode: this server is a copy; an operator must confirm. */
 	SNOWID_STATE_UNFENCED_COPY,
 	/* The layout's timestamp bits cannot hold the current time. */
