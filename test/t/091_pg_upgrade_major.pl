@@ -109,9 +109,12 @@ $l_old->append_conf('postgresql.conf', "shared_preload_libraries = 'snowid'\n");
 # ---------------------------------------------------------------------
 # pg_upgrade
 # ---------------------------------------------------------------------
+# The new servers get their settings before the upgrade, as an operator
+# would configure them: snowid preloaded, R pointing at the new C.
 my $c_new = upgraded_cluster('c_new', $c_old);
-my $l_new = upgraded_cluster('l_new', $l_old);
-my $r_new = upgraded_cluster('r_new', $r_old);
+my $l_new = upgraded_cluster('l_new', $l_old, snowid_node_conf('l'));
+my $r_new = upgraded_cluster('r_new', $r_old,
+	snowid_node_conf('r', "snowid.coordinator = '" . conninfo_of($c_new) . "'\n"));
 my $upgraded_at = time;
 run_pg_upgrade($c_old, $c_new) or BAIL_OUT('pg_upgrade failed for the coordinator');
 run_pg_upgrade($l_old, $l_new) or BAIL_OUT('pg_upgrade failed for the local node');
@@ -132,7 +135,6 @@ is( $c_new->safe_psql('postgres',
 # ---------------------------------------------------------------------
 # The local-mode node
 # ---------------------------------------------------------------------
-$l_new->append_conf('postgresql.conf', snowid_node_conf('l'));
 $l_new->start;
 is($l_new->safe_psql('postgres', $digest_sql), $digest{l_old},
 	'local node: every id intact');
@@ -175,8 +177,6 @@ is($l_new->safe_psql('postgres', 'SELECT count(DISTINCT id) = count(*) FROM item
 # ---------------------------------------------------------------------
 # The remote-mode node
 # ---------------------------------------------------------------------
-$r_new->append_conf('postgresql.conf',
-	snowid_node_conf('r', "snowid.coordinator = '" . conninfo_of($c_new) . "'\n"));
 $r_new->start;
 is($r_new->safe_psql('postgres', $digest_sql), $digest{r_old},
 	'remote node: every id intact');

@@ -161,11 +161,10 @@ SELECT count(*) FROM s});
 	return $changed;
 }
 
-# pg_upgrade $old (stopped) into $new (stopped).  snowid is kept out of
-# shared_preload_libraries while pg_upgrade runs the two servers, so no
-# lease keeper starts during the upgrade: the keeper would otherwise take a
-# lease on the old server, or set up a local coordinator on the new one
-# before the restore.  Returns pg_upgrade's success.
+# pg_upgrade $old (stopped) into $new (stopped), as README.md's
+# pg_upgrade section says to: nothing snowid-specific (snowid registers no
+# lease keeper in binary-upgrade mode, so both servers may keep snowid in
+# shared_preload_libraries).  Returns pg_upgrade's success.
 sub run_pg_upgrade
 {
 	my ($old, $new, $mode) = @_;
@@ -182,8 +181,6 @@ sub run_pg_upgrade
 			'-b', $old_bindir, '-B', $new_bindir,
 			'-s', $new->host,
 			'-p', $old->port, '-P', $new->port,
-			'-o', '-c shared_preload_libraries=',
-			'-O', '-c shared_preload_libraries=',
 			$mode // '--copy'
 		]);
 	chdir $cwd;
