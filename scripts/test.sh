@@ -135,7 +135,8 @@ if [ "$major" -gt 15 ] && [ -z "${SNOWID_UPGRADE_FROM:-}" ] && [ -x "$old15/bin/
 		cp -a /usr/share/postgresql/15 "$private/usr/share/postgresql/" &&
 		tar -C "$work" --exclude=./upgrade-from --exclude='*.o' --exclude='*.so' -cf - . |
 		tar -C "$private/build" -xf - &&
-		make -C "$private/build" -s PG_CONFIG="$private$old15/bin/pg_config" install >/dev/null &&
+		make -C "$private/build" -s PG_CONFIG="$old15/bin/pg_config" >/dev/null &&
+		make -C "$private/build" -s PG_CONFIG="$old15/bin/pg_config" DESTDIR="$private" install >/dev/null &&
 		export SNOWID_UPGRADE_FROM=$private$old15 ||
 		log "could not prepare the private PostgreSQL 15: the pg_upgrade test uses the system one"
 fi

@@ -47,3 +47,14 @@ WHERE prev IS NOT NULL;
 
 -- uuidv7(interval) shifts the time; snowid_uuidv7_timestamp reads it.
 SELECT snowid_uuidv7_timestamp(uuidv7(interval '-1 day')) < now() - interval '23 hours' AS shifted;
+
+-- COPY ... ON_ERROR ignore (17 on) skips rows whose snowid is malformed,
+-- through the soft input errors of snowid_in.
+CREATE TEMP TABLE copied (id snowid);
+COPY copied FROM STDIN (ON_ERROR ignore);
+1
+12x
+9223372036854775808
+3
+\.
+SELECT * FROM copied ORDER BY id;

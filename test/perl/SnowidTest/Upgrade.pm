@@ -11,9 +11,12 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use SnowidTest;
+
 use Exporter 'import';
 our @EXPORT = qw(old_install_path old_install_problem old_cluster
-  upgraded_cluster run_pg_upgrade snowid_node_conf strip_pg_attver);
+  upgraded_cluster run_pg_upgrade snowid_node_conf strip_pg_attver
+  old_coordinator);
 
 # Where the old major lives: SNOWID_UPGRADE_FROM (an installation prefix
 # with bin/), default Debian's PostgreSQL 15.
@@ -79,6 +82,40 @@ sub old_cluster
 	return $node;
 }
 
+# A started coordinator of the old major, set up as
+# SnowidTest::snowid_coordinator_node sets up one (lease 6 s, safety 2 s,
+# margin 1 s, single server; a role "snowid_node" that may call the lease
+# functions, whichever protocol versions there are), its initial fence
+# waited out.
+sub old_coordinator
+{
+	my ($name) = @_;
+	my $node = old_cluster($name);
+	$node->start;
+	$node->safe_psql('postgres', q{
+CREATE EXTENSION snowid_coordinator;
+SELECT snowid_coordinator.initialize(lease_time => '6s', safety_period => '2s',
+	lease_margin => '1s', single_server => true);
+CREATE ROLE snowid_node LOGIN;
+GRANT USAGE ON SCHEMA snowid_coordinator TO snowid_node;
+DO $$
+DECLARE
+	f regprocedure;
+BEGIN
+	FOR f IN SELECT p.oid FROM pg_catalog.pg_proc p
+		WHERE p.pronamespace = 'snowid_coordinator'::regnamespace
+		  AND p.proname ~ '^lease_(acquire|renew|release)_v[0-9]+$'
+	LOOP
+		EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO snowid_node', f);
+	END LOOP;
+END
+$$;
+});
+	wait_until_unfenced($node)
+	  or die "coordinator $name is still fenced";
+	return $node;
+}
+
 # A new, initialised (not started) server of the major under test, ready
 # to receive $old by pg_upgrade: the same settings, and no data checksums
 # when the old server has none (18's initdb turns them on by default).
@@ -124,11 +161,10 @@ SELECT count(*) FROM s});
 	return $changed;
 }
 
-# pg_upgrade $old (stopped) into $new (stopped).  snowid is kept out of
-# shared_preload_libraries while pg_upgrade runs the two servers, so no
-# lease keeper starts during the upgrade: the keeper would otherwise take a
-# lease on the old server, or set up a local coordinator on the new one
-# before the restore.  Returns pg_upgrade's success.
+# pg_upgrade $old (stopped) into $new (stopped), as README.md's
+# pg_upgrade section says to: nothing snowid-specific (snowid registers no
+# lease keeper in binary-upgrade mode, so both servers may keep snowid in
+# shared_preload_libraries).  Returns pg_upgrade's success.
 sub run_pg_upgrade
 {
 	my ($old, $new, $mode) = @_;
@@ -145,8 +181,6 @@ sub run_pg_upgrade
 			'-b', $old_bindir, '-B', $new_bindir,
 			'-s', $new->host,
 			'-p', $old->port, '-P', $new->port,
-			'-o', '-c shared_preload_libraries=',
-			'-O', '-c shared_preload_libraries=',
 			$mode // '--copy'
 		]);
 	chdir $cwd;
