@@ -62,7 +62,14 @@ run_suite() {
 	local name=$1 target=$2 log rc passed failed
 	log=$logdir/$name.log
 	log "suite $name"
-	as_server_user make -C "$work" -s PG_CONFIG="$PG_CONFIG" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} "$target" >"$log" 2>&1
+	if [ "$name" = chaos ]; then
+		# as root, in the tree itself (iptables rules; it starts its servers
+		# as postgres); the extension is installed already
+		SNOWID_CHAOS_INSTALLED=1 make -C "$SNOWID_ROOT" -s PG_CONFIG="$PG_CONFIG" SEED="${SEED:-}" \
+			"$target" >"$log" 2>&1
+	else
+		as_server_user make -C "$work" -s PG_CONFIG="$PG_CONFIG" ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} "$target" >"$log" 2>&1
+	fi
 	rc=$?
 	read -r passed failed < <(count_results "$log")
 	if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
@@ -87,13 +94,16 @@ run_suite() {
 
 # SUITES picks suites (default: all); PROVE_TESTS picks TAP files, e.g.
 #   make test SUITES=tap PROVE_TESTS=test/t/061_upgrade.pl
-for suite in ${SUITES:-regress isolation tap fuzz}; do
+# The chaos suite (chaos/) is a seeded run of about 3 minutes (a new seed
+# each time unless SEED=<n>) and the checker's own test.
+for suite in ${SUITES:-regress isolation tap fuzz chaos}; do
 	case $suite in
 		regress) run_suite regress regresscheck ;;
 		isolation) run_suite isolation isolationcheck ;;
 		tap) run_suite tap tapcheck ;;
 		fuzz) run_suite fuzz fuzzcheck ;;
-		*) die "unknown suite \"$suite\" in SUITES (regress, isolation, tap, fuzz)" ;;
+		chaos) run_suite chaos chaos-test ;;
+		*) die "unknown suite \"$suite\" in SUITES (regress, isolation, tap, fuzz, chaos)" ;;
 	esac
 done
 
