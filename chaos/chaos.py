@@ -73,6 +73,7 @@ class Run:
 		self.threads = []
 		self.fault_lines = []
 		self.dumps = []
+		self.dump_due = None
 		self.lock = threading.Lock()
 		os.makedirs(self.out, exist_ok=True)
 		for f in glob.glob(os.path.join(self.out, '*')):
@@ -152,7 +153,7 @@ class Run:
 
 	def sampler(self):
 		out = open(os.path.join(self.out, 'leases.log'), 'w', buffering=1)
-		conninfo = self.cluster.coord_conninfo('10', 'postgres')
+		conninfo = self.cluster.coord_conninfo(10, 'postgres')
 		last_rows = {}
 		last_fence = None
 		seen_events = set()
@@ -287,7 +288,7 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 		hold = self.rng.uniform(5, C.LEASE_S + 10)
 		start = now_ms()
 		for m in self.cluster.members:
-			self.cluster.drop_address('127.0.%d.1%d' % (m['m'], node['k']))
+			self.cluster.drop_address(self.cluster.addr(m['m'], 10 + node['k']))
 		time.sleep(hold)
 		self.cluster.heal_all()
 		self.fault(start, 'partition-node', node['name'], now_ms(), hold_s='%.1f' % hold)
@@ -297,7 +298,7 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 		hold = self.rng.uniform(5, 15)
 		start = now_ms()
 		for m in self.cluster.members:
-			self.cluster.drop_address('127.0.%d.1' % m['m'])
+			self.cluster.drop_address(self.cluster.addr(m['m'], 1))
 		time.sleep(hold)
 		self.cluster.heal_all()
 		self.fault(start, 'partition-coord', '%s/%s' % (st['leader'], st['sync']), now_ms(),
@@ -356,6 +357,7 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 		ok = self.settle_coordinator()
 		self.fault(start, 'failover', leader, heal, new_leader=new_leader, promoted_after_ms=promoted_ms,
 				   settled=ok, settled_after_ms=now_ms() - start)
+		self.later_dump()
 
 	def switchover(self):
 		st = self.cluster.patroni_state()
@@ -369,6 +371,7 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 		ok = self.settle_coordinator()
 		self.fault(start, 'switchover', '%s->%s' % (st['leader'], st['sync']), now_ms(),
 				   rc=r.returncode, new_leader=self.cluster.leader(), settled=ok)
+		self.later_dump()
 
 	def dump(self):
 		leader = self.cluster.leader()
@@ -379,17 +382,30 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 		r = self.cluster.as_pg([C.PG_BIN + '/pg_dump', '-Fc', '-h', mem['sock'], '-p', str(mem['port']),
 								'-f', path, 'snowid_coord'], capture_output=True, text=True, timeout=60)
 		if r.returncode == 0:
-			self.dumps.append((now_ms(), path))
-			self.log('dump %s of the coordinator (on %s)' % (path, leader))
+			tli = self.timeline(mem)
+			self.dumps.append((now_ms(), path, tli))
+			self.log('dump %s of the coordinator (on %s, timeline %s)' % (path, leader, tli))
 		else:
 			self.log('pg_dump failed: %s' % r.stderr.strip())
+
+	def timeline(self, mem):
+		try:
+			return int(self.cluster.member_psql(
+				mem, "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int"))
+		except Exception:
+			return None
 
 	def restore(self):
 		leader = self.cluster.leader()
 		if not leader or not self.dumps:
 			return
 		mem = self.cluster.member(leader)
-		dumped_at, path = self.rng.choice(self.dumps)
+		# The hard case first: a dump of this timeline, so that the restored
+		# coordinator has the same system identifier and timeline as the one
+		# it replaces (issue 10, item 3); else any earlier dump.
+		tli = self.timeline(mem)
+		same = [d for d in self.dumps if d[2] == tli and d[0] < now_ms() - 20000]
+		dumped_at, path, dump_tli = same[0] if same else self.rng.choice(self.dumps)
 		start = now_ms()
 		r = self.cluster.as_pg([C.PG_BIN + '/pg_restore', '--clean', '--if-exists', '--single-transaction',
 								'-h', mem['sock'], '-p', str(mem['port']), '-d', 'snowid_coord', path],
@@ -397,7 +413,14 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 		if r.returncode != 0:
 			self.log('pg_restore: %s' % r.stderr.strip()[:500])
 		self.fault(start, 'restore', leader, now_ms(), dump_at=dumped_at,
-				   age_s='%.0f' % ((start - dumped_at) / 1000), rc=r.returncode)
+				   age_s='%.0f' % ((start - dumped_at) / 1000), dump_timeline=dump_tli, timeline=tli,
+				   rc=r.returncode)
+
+	def later_dump(self):
+		"""Half the time, a dump on the new timeline a little later, so that a
+		later restore may find one of its own timeline."""
+		if self.rng.random() < 0.5:
+			self.dump_due = time.time() + self.rng.uniform(5, 30)
 
 	def nemesis(self, deadline):
 		weights = [FAULTS[k] for k in self.kinds]
@@ -405,7 +428,8 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 		longest = C.LEASE_S + 15
 		while time.time() + longest < deadline:
 			time.sleep(self.rng.uniform(1, 5))
-			if self.rng.random() < 0.08:
+			if self.rng.random() < 0.08 or (self.dump_due and time.time() > self.dump_due):
+				self.dump_due = None
 				self.dump()
 				continue
 			kind = self.rng.choices(self.kinds, weights)[0]

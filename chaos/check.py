@@ -372,8 +372,10 @@ def main():
 	ttl = meta['patroni']['ttl'] + meta['patroni'].get('loop_wait', 0)
 	bound = meta['lease_ms'] + meta['safety_ms'] + ttl * 1000
 	recovery = []
-	for fl in faults:
+	for fi, fl in enumerate(faults):
 		s, h = fl['at_ms'], fl['heal_ms']
+		nxt = faults[fi + 1]['at_ms'] if fi + 1 < len(faults) else end_ms
+		overlapped = False
 		worst = 0
 		hit = []
 		longest = 0
@@ -384,12 +386,23 @@ def main():
 					hit.append(node)
 					worst = max(worst, b - h)
 					longest = max(longest, b - max(a, s))
+					# still out when the next fault began: that one may have kept it out
+					overlapped = overlapped or b > nxt
 		recovery.append({'at_ms': s, 'kind': fl['kind'], 'target': fl['target'],
 						 'held_ms': h - s, 'nodes_out': sorted(set(hit)),
 						 'recovered_after_heal_ms': max(worst, 0),
 						 'longest_outage_ms': longest,
-						 'within_bound': max(worst, 0) <= bound})
+						 'next_fault_began_during_outage': overlapped,
+						 'within_bound': max(worst, 0) <= bound or overlapped})
 	kinds = collections.Counter(fl['kind'] for fl in faults)
+	by_kind = {}
+	for r in recovery:
+		k = by_kind.setdefault(r['kind'], {'count': 0, 'with_outage': 0, 'max_outage_ms': 0,
+										   'max_recovered_after_heal_ms': 0})
+		k['count'] += 1
+		k['with_outage'] += 1 if r['nodes_out'] else 0
+		k['max_outage_ms'] = max(k['max_outage_ms'], r['longest_outage_ms'])
+		k['max_recovered_after_heal_ms'] = max(k['max_recovered_after_heal_ms'], r['recovered_after_heal_ms'])
 
 	valid = (dup_count == 0 and oow_count == 0 and order_count == 0 and overlap_count == 0
 			 and acknowledged > 0)
@@ -417,7 +430,11 @@ def main():
 		'recovery_bound': 'lease %d ms + safety period %d ms + Patroni ttl + loop_wait %d ms'
 						  % (meta['lease_ms'], meta['safety_ms'], ttl * 1000),
 		'recovery_exceeded': sum(1 for r in recovery if not r['within_bound']),
+		'recovery_overlapped': sum(1 for r in recovery if r['next_fault_began_during_outage']),
+		'recovery_max_clean_after_heal_ms': max((r['recovered_after_heal_ms'] for r in recovery
+												 if not r['next_fault_began_during_outage']), default=0),
 		'recovery_max_after_heal_ms': max((r['recovered_after_heal_ms'] for r in recovery), default=0),
+		'recovery_by_kind': by_kind,
 		'recovery': recovery,
 		'run': {k: meta.get(k) for k in ('seed', 'duration_s', 'commit', 'load_start_ms', 'load_end_ms',
 										 'lease_ms', 'safety_ms', 'margin_ms', 'patroni', 'etcd_members',
@@ -448,17 +465,22 @@ def write_summary(out, r):
 			  '%d order violations; %d lease overlaps at the coordinator.'
 			  % ('valid' if r['valid'] else 'INVALID', r['acknowledged'], r['attempted'], r['duplicated_count'],
 				 r['out_of_window_count'], r['order_violations_count'], r['lease_overlaps_count']), '',
-			  '| fault | count |', '|---|---|']
-	for k, v in sorted(r['faults'].items()):
-		lines.append('| %s | %d |' % (k, v))
-	lines.append('| **all** | %d |' % r['fault_total'])
+			  '| fault | count | with an outage | longest outage | slowest recovery after the heal |',
+			  '|---|---|---|---|---|']
+	for k, v in sorted(r['recovery_by_kind'].items()):
+		lines.append('| %s | %d | %d | %.1f s | %.1f s |' % (k, v['count'], v['with_outage'],
+														  v['max_outage_ms'] / 1000,
+														  v['max_recovered_after_heal_ms'] / 1000))
+	lines.append('| **all** | %d | | | |' % r['fault_total'])
 	lines += ['', '| node | availability | outages | longest outage | ids |', '|---|---|---|---|---|']
 	for node, a in sorted(r['availability'].items()):
 		lines.append('| %s | %.1f %% | %d | %.1f s | %d |' % (node, 100 * a['share'], a['outages'],
 															 a['longest_outage_ms'] / 1000, a['ids']))
-	lines += ['', 'Every node generated again within %.1f s of a fault\'s heal at worst (bound: %s = %.0f s; '
-			  '%d faults over it).' % (r['recovery_max_after_heal_ms'] / 1000, r['recovery_bound'],
-									   r['recovery_bound_ms'] / 1000, r['recovery_exceeded']), '']
+	lines += ['', 'After a fault was healed, every node generated again within %.1f s at worst, where its '
+			  'outage ended before the next fault began; bound: %s = %.0f s, exceeded by %d faults. '
+			  '%d faults had an outage that the next fault began during (%.1f s at worst, counting it).'
+			  % (r['recovery_max_clean_after_heal_ms'] / 1000, r['recovery_bound'], r['recovery_bound_ms'] / 1000,
+				 r['recovery_exceeded'], r['recovery_overlapped'], r['recovery_max_after_heal_ms'] / 1000), '']
 	if r['duplicated']:
 		lines.append('First duplicates: ' + ', '.join('%d (%s)' % (d['id'], ' '.join(d['acknowledged_by']))
 													  for d in r['duplicated'][:5]))

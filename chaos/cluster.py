@@ -11,10 +11,14 @@ has an address of its own in 127.0.0.0/8, because on Linux every loopback
 connection gets the source address 127.0.0.1 whatever its destination: a
 rule can only tell paths apart by the server's address.
 
-    127.0.0.1            etcd (clients and peers), the snowid nodes' own ports
-    127.0.{m}.1          coordinator member m: replication and REST API (m = 1, 2)
-    127.0.{m}.10         member m, for the lease sampler
-    127.0.{m}.1{k}       member m, for snowid node k's lease keeper (k = 1..3)
+    127.0.0.1            etcd (clients and peers)
+    127.{r}.{m}.1        coordinator member m: replication and REST API (m = 1, 2)
+    127.{r}.{m}.10       member m, for the lease sampler
+    127.{r}.{m}.1{k}     member m, for snowid node k's lease keeper (k = 1..3)
+
+where r (16 to 245) is drawn per run, so that two runs at once (a soak and
+make test) never cut each other's paths; each run has its own iptables
+chain, SNOWID_CHAOS_{r}.  The nodes listen on Unix sockets only.
 
 Nodes reach the coordinator with a multi-host conninfo and
 target_session_attrs=read-write (README.md, "Chaos testing", says why).
@@ -37,7 +41,6 @@ import urllib.request
 PG_BIN = subprocess.run([os.environ.get('PG_CONFIG', '/usr/lib/postgresql/15/bin/pg_config'),
 						 '--bindir'], capture_output=True, text=True).stdout.strip() or \
 	'/usr/lib/postgresql/15/bin'
-IPT_CHAIN = 'SNOWID_CHAOS'
 
 # Lease timing, chosen from Patroni's ttl (README.md, "Chaos testing"):
 # a node renews every third of the lease, so a renewal made just before the
@@ -86,10 +89,27 @@ class Cluster:
 		self.members = []
 		self.nodes = []
 		self.iptables_ready = False
+		self.net = self.pick_net()
+		self.chain = 'SNOWID_CHAOS_%d' % self.net
 		os.makedirs(self.dir, exist_ok=True)
 		shutil.chown(self.dir, 'postgres', 'postgres')
 
 	# ---- helpers ----
+
+	@staticmethod
+	def pick_net():
+		"""A second octet no other run's chain uses."""
+		taken = subprocess.run(['iptables', '-w', '5', '-S'], capture_output=True, text=True).stdout
+		for _ in range(1000):
+			r = 16 + (os.getpid() + int(time.time() * 1000)) % 230
+			if 'SNOWID_CHAOS_%d' % r not in taken:
+				return r
+			time.sleep(0.001)
+		raise RuntimeError('no free address range for a chaos run')
+
+	def addr(self, m, host):
+		"""The loopback address of coordinator member m for one path."""
+		return '127.%d.%d.%s' % (self.net, m, host)
 
 	def as_pg(self, args, env=None, **kw):
 		"""Run a command as the postgres OS user and wait for it."""
@@ -150,16 +170,17 @@ class Cluster:
 
 	def member_conf(self, m):
 		mem = self.members[m - 1]
-		listen = ','.join(['127.0.%d.1' % m, '127.0.%d.10' % m] +
-						  ['127.0.%d.1%d' % (m, k) for k in range(1, NODES + 1)])
+		listen = ','.join([self.addr(m, 1), self.addr(m, 10)] +
+						  [self.addr(m, 10 + k) for k in range(1, NODES + 1)])
+		main = self.addr(m, 1)
 		hosts = ','.join('127.0.0.1:%d' % e['client'] for e in self.etcd)
 		return f"""scope: snowid-chaos
 name: {mem['name']}
 log:
   level: INFO
 restapi:
-  listen: 127.0.{m}.1:{mem['rest']}
-  connect_address: 127.0.{m}.1:{mem['rest']}
+  listen: {main}:{mem['rest']}
+  connect_address: {main}:{mem['rest']}
 etcd3:
   hosts: {hosts}
 bootstrap:
@@ -191,7 +212,7 @@ bootstrap:
   - host replication all 127.0.0.0/8 trust
 postgresql:
   listen: {listen}:{mem['port']}
-  connect_address: 127.0.{m}.1:{mem['port']}
+  connect_address: {main}:{mem['port']}
   use_unix_socket: true
   data_dir: {mem['data']}
   bin_dir: {PG_BIN}
@@ -242,7 +263,7 @@ postgresql:
 		"""Patroni's /cluster view, from any member that answers."""
 		for mem in self.members:
 			try:
-				with urllib.request.urlopen('http://127.0.%d.1:%d/cluster' % (mem['m'], mem['rest']),
+				with urllib.request.urlopen('http://%s:%d/cluster' % (self.addr(mem['m'], 1), mem['rest']),
 											timeout=2) as r:
 					return json.load(r)
 			except Exception:
@@ -291,7 +312,7 @@ GRANT EXECUTE ON FUNCTION snowid_coordinator.lease_acquire_v1,
 				 % (mem['name'], LEASE_S, SAFETY_S, MARGIN_S))
 
 	def coord_conninfo(self, last_octet, user):
-		hosts = ','.join('127.0.%d.%s' % (m['m'], last_octet) for m in self.members)
+		hosts = ','.join(self.addr(m['m'], last_octet) for m in self.members)
 		ports = ','.join(str(m['port']) for m in self.members)
 		return ('host=%s port=%s dbname=snowid_coord user=%s '
 				'target_session_attrs=read-write connect_timeout=2' % (hosts, ports, user))
@@ -316,7 +337,7 @@ port = {node['port']}
 unix_socket_directories = '{node['sock']}'
 cluster_name = '{name}'
 shared_preload_libraries = 'snowid'
-snowid.coordinator = '{self.coord_conninfo('1%d' % k, 'snowid_node')}'
+snowid.coordinator = '{self.coord_conninfo(10 + k, 'snowid_node')}'
 snowid.worker_bits = 2
 snowid.node_name = '{name}'
 max_connections = 30
@@ -399,23 +420,23 @@ restart_after_crash = on
 
 	def iptables_setup(self):
 		self.iptables_teardown()
-		self.iptables('-N', IPT_CHAIN)
-		self.iptables('-I', 'OUTPUT', '1', '-j', IPT_CHAIN)
+		self.iptables('-N', self.chain)
+		self.iptables('-I', 'OUTPUT', '1', '-j', self.chain)
 		self.iptables_ready = True
 
 	def iptables_teardown(self):
-		while self.iptables('-D', 'OUTPUT', '-j', IPT_CHAIN, check=False).returncode == 0:
+		while self.iptables('-D', 'OUTPUT', '-j', self.chain, check=False).returncode == 0:
 			pass
-		self.iptables('-F', IPT_CHAIN, check=False)
-		self.iptables('-X', IPT_CHAIN, check=False)
+		self.iptables('-F', self.chain, check=False)
+		self.iptables('-X', self.chain, check=False)
 
 	def drop_address(self, addr):
 		"""Drop every packet to or from one loopback address (both ways)."""
-		self.iptables('-A', IPT_CHAIN, '-d', addr, '-j', 'DROP')
-		self.iptables('-A', IPT_CHAIN, '-s', addr, '-j', 'DROP')
+		self.iptables('-A', self.chain, '-d', addr, '-j', 'DROP')
+		self.iptables('-A', self.chain, '-s', addr, '-j', 'DROP')
 
 	def heal_all(self):
-		self.iptables('-F', IPT_CHAIN, check=False)
+		self.iptables('-F', self.chain, check=False)
 
 	# ---- teardown ----
 
