@@ -358,12 +358,12 @@ def main():
 
 	for o in overlaps:
 		o['after_inplace_restore_ms'] = after_restore(o['lease']['first_seen_ms'])
+	restore_of_dup = {}
 	for dv in dup_values:
 		ts, w = decode(dv)
 		hits = [L for L in by_worker.get(w, ()) if L.floor < ts <= L.hw_max]
-		dup_where.setdefault('_restore', {})[dv] = next(
-			(after_restore(L.first_seen) for L in hits if after_restore(L.first_seen)), None)
-	restore_of_dup = dup_where.pop('_restore', {})
+		restore_of_dup[dv] = next((after_restore(L.first_seen) for L in hits if after_restore(L.first_seen)),
+								  None)
 
 	# ---- availability ----
 	start_ms = meta.get('load_start_ms') or (min(c[0] for c in calls) if calls else 0)
