@@ -28,6 +28,17 @@ PROVE_TESTS = $(wildcard test/t/*.pl)
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 
+# Regress files for what newer majors add, chosen by the major PG_CONFIG
+# names: soft input errors (16), the module's version and the built-in
+# uuidv7() (18).
+PG_MAJOR := $(shell $(PG_CONFIG) --version 2>/dev/null | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+ifeq ($(shell [ "0$(PG_MAJOR)" -ge 16 ] && echo y),y)
+REGRESS += soft_input
+endif
+ifeq ($(shell [ "0$(PG_MAJOR)" -ge 18 ] && echo y),y)
+REGRESS += pg18
+endif
+
 # "make test" and "make demo" install the build dependencies themselves,
 # so they must work before PGXS is there.
 ifneq ($(wildcard $(PGXS)),)
@@ -88,3 +99,8 @@ chaos-check:
 
 chaos-test:
 	SEED="$(SEED)" bash scripts/chaos.sh test
+
+# The Debian package postgresql-15-snowid (scripts/deb.sh; results in dist/).
+.PHONY: deb
+deb:
+	bash scripts/deb.sh

@@ -168,8 +168,9 @@ class Run:
 				rows = conn.execute("""
 SELECT worker_id, coalesce(left(md5(owner::text), 12), '-'), node_name, high_water_ms,
 	   (extract(epoch FROM expires_at) * 1000)::bigint,
-	   (extract(epoch FROM acquired_at) * 1000)::bigint
-  FROM snowid_coordinator.leases""").fetchall()
+	   (extract(epoch FROM acquired_at) * 1000)::bigint,
+	   coalesce((to_jsonb(l) ->> 'floor_ms')::bigint, -1)	-- recorded since 1.1
+  FROM snowid_coordinator.leases l""").fetchall()
 				fence = conn.execute("""
 SELECT fence_floor_ms, coalesce((extract(epoch FROM fenced_until) * 1000)::bigint, 0)
   FROM snowid_coordinator.settings""").fetchone()
@@ -191,7 +192,7 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 				val = tuple(r[1:4])
 				if last_rows.get(key) != val:
 					last_rows[key] = val
-					out.write('%d lease %d %s %s %d %d %d\n' % ((t,) + tuple(r)))
+					out.write('%d lease %d %s %s %d %d %d %d\n' % ((t,) + tuple(r)))
 			if fence and tuple(fence) != last_fence:
 				last_fence = tuple(fence)
 				out.write('%d fence %d %d\n' % (t, fence[0], fence[1]))

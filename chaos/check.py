@@ -139,6 +139,10 @@ def read_leases(path):
 					key = (w, owner)
 					if key not in leases:
 						floor = max(row_hw.get(w, 0), fence_floor)
+						# the floor the coordinator says it gave (1.1 records it):
+						# the node keeps above it, so it can only raise ours
+						if len(f) >= 7 and int(f[6]) > floor:
+							floor = int(f[6])
 						L = Lease(w, owner, node, t, floor, hw)
 						L.idx = len(by_worker[w])
 						leases[key] = L

@@ -305,8 +305,19 @@ SELECT snowid_coordinator.initialize(worker_bits => 2, lease_time => '{LEASE_S}s
 	safety_period => '{SAFETY_S}s', lease_margin => '{MARGIN_S}s', single_server => false);
 CREATE ROLE snowid_node LOGIN;
 GRANT USAGE ON SCHEMA snowid_coordinator TO snowid_node;
-GRANT EXECUTE ON FUNCTION snowid_coordinator.lease_acquire_v1,
-	snowid_coordinator.lease_renew_v1, snowid_coordinator.lease_release_v1 TO snowid_node;
+-- EXECUTE on every version of the lease protocol this coordinator has
+DO $grant$
+DECLARE
+	f regprocedure;
+BEGIN
+	FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
+			   JOIN pg_namespace n ON n.oid = p.pronamespace
+			  WHERE n.nspname = 'snowid_coordinator'
+				AND p.proname ~ '^lease_(acquire|renew|release)_v[0-9]+$' LOOP
+		EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO snowid_node', f);
+	END LOOP;
+END
+$grant$;
 """, db='snowid_coord')
 		self.log('coordinator initialised on %s (lease %ss, safety %ss, margin %ss)'
 				 % (mem['name'], LEASE_S, SAFETY_S, MARGIN_S))

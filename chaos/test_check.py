@@ -165,17 +165,8 @@ def main():
 	   'that grant is tied to the in-place restore before it')
 	r = subprocess.run([sys.executable, os.path.join(HERE, 'tap.py'), os.path.join(top, 'restore', 'report.json')],
 					   capture_output=True, text=True)
-	lines = r.stdout.splitlines()
-	ok(any('high-water mark # TODO issue 10 item 3' in x for x in lines if x.startswith('not ok'))
-	   and any('says valid # TODO' in x for x in lines if x.startswith('not ok')),
-	   'the chaos suite holds it as the known restore bug (TODO), not as a failure')
-	s.faults[-1] = s.faults[-1].replace('dump_timeline=1', 'dump_timeline=0')
-	rc, rep, out = check(s.write(os.path.join(top, 'restore')))
-	r = subprocess.run([sys.executable, os.path.join(HERE, 'tap.py'), os.path.join(top, 'restore', 'report.json')],
-					   capture_output=True, text=True)
-	ok(r.returncode == 1 and 'TODO' not in r.stdout
-	   and any('high-water mark' in x for x in r.stdout.splitlines() if x.startswith('not ok')),
-	   'after a restore from another timeline (which fences) the same grant fails the suite')
+	ok(r.returncode == 1 and any('high-water mark' in x for x in r.stdout.splitlines() if x.startswith('not ok')),
+	   'the chaos suite fails on it')
 
 	print('1..%d' % tests)
 	if failed == 0:

@@ -19,6 +19,14 @@ export PG_CONFIG
 # (clang-14 and libclang-rt-14-dev build the fuzzers: scripts/fuzz.sh)
 SNOWID_PACKAGES="postgresql-server-dev-15 libipc-run-perl libfaketime socat make gcc clang-14 libclang-rt-14-dev"
 
+# Debian packages of the tools the tests run for real, installed without
+# their recommendations: promtool (prometheus: test/t/064_alert_rules.pl),
+# the exporter (test/t/062_monitoring.pl), python3-yaml (both read the
+# YAML files with it), pg_partman (test/t/065_partman.pl), Django and
+# SQLAlchemy over psycopg (examples/python, test/t/066_python_orm.pl).
+# Their daemons are not wanted: see ensure_tool_packages.
+SNOWID_TOOL_PACKAGES="prometheus prometheus-postgres-exporter python3-yaml postgresql-15-partman python3-django python3-sqlalchemy python3-psycopg python3-psycopg2"
+
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
@@ -47,16 +55,46 @@ Install them with: sudo apt-get install -y$missing"
 	fi
 }
 
-# Build and install the extension into the PostgreSQL that PG_CONFIG names.
+# Install the missing packages named (default: SNOWID_TOOL_PACKAGES),
+# without their recommendations (root only; otherwise say which).
+# prometheus and prometheus-postgres-exporter ship daemons that listen on
+# every interface; where systemd runs, the ones installed here are
+# stopped and disabled again: the tests start their own, on loopback.
+ensure_tool_packages() {
+	local missing pkg
+	missing=$(for pkg in ${*:-$SNOWID_TOOL_PACKAGES}; do
+		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
+	done | tr '\n' ' ')
+	[ -z "${missing// /}" ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		die "missing Debian packages: $missing
+Install them with: sudo apt-get install -y --no-install-recommends $missing"
+	fi
+	log "installing: $missing"
+	apt-get -o DPkg::Lock::Timeout=900 update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
+		--no-install-recommends $missing >/dev/null
+	if [ -d /run/systemd/system ]; then
+		for pkg in $missing; do
+			case $pkg in
+				prometheus | prometheus-postgres-exporter)
+					systemctl disable --now "$pkg" >/dev/null 2>&1 || true ;;
+			esac
+		done
+	fi
+}
+
+# Build and install the extension into the PostgreSQL that PG_CONFIG names,
+# from the tree given (default: this one).
 build_and_install() {
+	local tree=${1:-$SNOWID_ROOT} libdir
 	log "building against $("$PG_CONFIG" --version)"
-	make -C "$SNOWID_ROOT" -s PG_CONFIG="$PG_CONFIG" >/dev/null
-	local libdir
+	make -C "$tree" -s PG_CONFIG="$PG_CONFIG" >/dev/null
 	libdir=$("$PG_CONFIG" --pkglibdir)
 	if [ -w "$libdir" ]; then
-		make -C "$SNOWID_ROOT" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+		make -C "$tree" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
 	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-		sudo make -C "$SNOWID_ROOT" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
+		sudo make -C "$tree" -s PG_CONFIG="$PG_CONFIG" install >/dev/null
 	else
 		die "cannot write to $libdir to install the extension.
 Run this as root, or run 'sudo make install' first, or set PG_CONFIG to a PostgreSQL you own."

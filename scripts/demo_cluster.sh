@@ -50,7 +50,8 @@ SELECT snowid_coordinator.initialize(lease_time => '6s', safety_period => '2s',
                                      single_server => true);
 CREATE ROLE snowid_node LOGIN;
 GRANT USAGE ON SCHEMA snowid_coordinator TO snowid_node;
-GRANT EXECUTE ON FUNCTION snowid_coordinator.lease_acquire_v1,
+GRANT EXECUTE ON FUNCTION snowid_coordinator.lease_acquire_v2,
+	snowid_coordinator.lease_renew_v2, snowid_coordinator.lease_acquire_v1,
     snowid_coordinator.lease_renew_v1, snowid_coordinator.lease_release_v1 TO snowid_node;
 SQL
 

@@ -29,7 +29,11 @@ snowid_to_base32(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(buf));
 }
 
-/* 13 Crockford base32 symbols (hyphens ignored) to a snowid. */
+/*
+ * 13 Crockford base32 symbols (hyphens ignored) to a snowid.  Its errors
+ * are soft, as snowid_in's, for a caller that passes an ErrorSaveContext;
+ * called from SQL it raises them.
+ */
 Datum
 snowid_from_base32(PG_FUNCTION_ARGS)
 {
@@ -41,27 +45,24 @@ snowid_from_base32(PG_FUNCTION_ARGS)
 		case SNOWID_BASE32_OK:
 			break;
 		case SNOWID_BASE32_SYNTAX:
-			ereport(ERROR,
+			ereturn(fcinfo->context, (Datum) 0,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid input syntax for a base32 snowid: \"%s\"",
 							text_to_cstring(t)),
 					 errdetail("A base32 snowid uses the characters 0-9 and A-Z without U (I and L read as 1, O as 0); hyphens are ignored.")));
-			break;
 		case SNOWID_BASE32_LENGTH:
-			ereport(ERROR,
+			ereturn(fcinfo->context, (Datum) 0,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid input syntax for a base32 snowid: \"%s\"",
 							text_to_cstring(t)),
 					 errdetail("A base32 snowid has exactly %d characters, not counting hyphens.",
 							   SNOWID_BASE32_LEN)));
-			break;
 		case SNOWID_BASE32_RANGE:
-			ereport(ERROR,
+			ereturn(fcinfo->context, (Datum) 0,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("value \"%s\" is out of range for type %s",
 							text_to_cstring(t), "snowid"),
 					 errdetail("The largest base32 snowid is 7ZZZZZZZZZZZZ (9223372036854775807).")));
-			break;
 	}
 	PG_RETURN_SNOWID(value);
 }

@@ -45,7 +45,7 @@
 #include "miscadmin.h"
 #include "utils/timestamp.h"
 
-#include "generator.h"
+#include "node_state.h"
 #include "shmem.h"
 
 PG_FUNCTION_INFO_V1(snowid_nextval);
@@ -127,6 +127,19 @@ clock_id_ms(int64 *unix_us)
 	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - gen.epoch_ms;
 }
 
+/*
+ * usable_until, read after the generator word: the read barrier keeps a
+ * weakly ordered processor (ARM64) from loading it first and pairing a new
+ * lease's word with the old lease's bound (shmem.h).  On x86 it costs
+ * nothing but a compiler barrier.
+ */
+static inline int64
+read_usable_until(void)
+{
+	pg_read_barrier();
+	return (int64) pg_atomic_read_u64(&snowid_shared->usable_until);
+}
+
 /* Add to a counter of this process's slot (see shmem.h). */
 static inline void
 count_in(SnowidStatSlot *slot, SnowidCounter counter, uint64 n)
@@ -145,100 +158,6 @@ report_time_exhausted(void)
 			 errmsg("snowid timestamp bits are exhausted"),
 			 errdetail("The layout's timestamp field cannot represent the current time."),
 			 errhint("A new cluster needs a later snowid.epoch or more timestamp bits.")));
-}
-
-/* Raise the error for a node state that forbids generation. */
-void
-snowid_report_state(void)
-{
-	SnowidNodeState state;
-	char		message[SNOWID_MESSAGE_LEN];
-	int32		worker;
-
-	SpinLockAcquire(&snowid_shared->mutex);
-	state = snowid_shared->state;
-	worker = snowid_shared->worker_id;
-	strlcpy(message, snowid_shared->message, sizeof(message));
-	SpinLockRelease(&snowid_shared->mutex);
-
-	snowid_count(SNOWID_STAT_NO_LEASE_REFUSALS, 1);
-
-	if (state == SNOWID_STATE_NO_LEASE_YET && RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot generate snowids during recovery"),
-				 errdetail("A standby holds no worker id lease."),
-				 errhint("Generate ids on the primary; after promotion this node takes a lease of its own.")));
-
-	switch (state)
-	{
-		case SNOWID_STATE_NO_LEASE_YET:
-		case SNOWID_STATE_ACTIVE:
-			ereport(ERROR,
-					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
-					 errmsg("snowid has no worker id lease yet"),
-					 message[0] ? errdetail("%s", message) : 0,
-					 errhint("The lease keeper is acquiring one; retry in a few seconds, and see snowid_status() if this persists.")));
-			break;
-		case SNOWID_STATE_NO_FREE_WORKER:
-			ereport(ERROR,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("snowid found no free worker id"),
-					 message[0] ? errdetail("%s", message) : 0,
-					 errhint("Retry once another node releases its worker id, or use a layout with more worker bits for a new cluster.")));
-			break;
-		case SNOWID_STATE_EXPIRED:
-			ereport(ERROR,
-					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
-					 errmsg("snowid lease on worker id %d expired", worker),
-					 message[0] ? errdetail("%s", message) : 0,
-					 errhint("The lease keeper could not confirm the lease in time; generation resumes once the coordinator answers. See snowid_status().")));
-			break;
-		case SNOWID_STATE_LOST:
-			ereport(ERROR,
-					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
-					 errmsg("snowid lease on worker id %d was lost", worker),
-					 message[0] ? errdetail("%s", message) : 0,
-					 errhint("The lease keeper is acquiring a new lease; retry in a few seconds.")));
-			break;
-		case SNOWID_STATE_LAYOUT_MISMATCH:
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("snowid layout of this node differs from the coordinator's"),
-					 message[0] ? errdetail("%s", message) : 0,
-					 errhint("Set snowid.epoch, snowid.worker_bits, snowid.region_bits and snowid.sequence_bits to the coordinator's values and restart the server.")));
-			break;
-		case SNOWID_STATE_UNFENCED_COPY:
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("snowid refuses to generate on a copy of another server"),
-					 message[0] ? errdetail("%s", message) : 0,
-					 errhint("Once the server this one was promoted, cloned or restored from can no longer generate ids, a superuser runs SELECT snowid_confirm_takeover();")));
-			break;
-		case SNOWID_STATE_TIME_EXHAUSTED:
-			report_time_exhausted();
-			break;
-		case SNOWID_STATE_COORDINATOR_ERROR:
-			ereport(ERROR,
-					(errcode(ERRCODE_CANNOT_CONNECT_NOW),
-					 errmsg("snowid has no worker id lease: the coordinator failed"),
-					 message[0] ? errdetail("%s", message) : 0,
-					 errhint("See the server log and snowid_status(); generation starts once a lease is granted.")));
-			break;
-		case SNOWID_STATE_CLOCK_OFFSET:
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("snowid refuses to generate: this node's clock is too far off the coordinator's"),
-					 message[0] ? errdetail("%s", message) : 0,
-					 errhint("Fix the time synchronisation of this server; generation resumes at the next renewal that finds the clock within snowid.max_clock_offset.")));
-			break;
-		case SNOWID_STATE_RELEASED:
-			ereport(ERROR,
-					(errcode(ERRCODE_ADMIN_SHUTDOWN),
-					 errmsg("snowid released its worker id lease because the server is shutting down")));
-			break;
-	}
-	elog(ERROR, "unexpected snowid state %d", (int) state);
 }
 
 /* The lease does not reach the current time: refuse. */
@@ -295,7 +214,7 @@ wait_for_next_ms(int64 last_ts)
 		if (remaining_us > 1000)
 			return now;			/* clock went back: let the caller decide */
 		if (remaining_us > WAKE_BEFORE_US + 20)
-			pg_usleep(remaining_us - WAKE_BEFORE_US);
+			snowid_exhaustion_usleep(remaining_us - WAKE_BEFORE_US);
 		else
 			sched_yield();
 	}
@@ -306,7 +225,7 @@ wait_for_next_ms(int64 last_ts)
  * step.  Returns the first; *got tells how many.  The general path: it
  * handles every state of the shared word and of the clock.
  */
-int64
+static int64
 snowid_reserve(int want, int *got)
 {
 	uint64		old;
@@ -331,7 +250,7 @@ snowid_reserve(int want, int *got)
 		last_ts = (int64) (old >> gen.shift);
 		if (now > last_ts)
 		{
-			until = (int64) pg_atomic_read_u64(&snowid_shared->usable_until);
+			until = read_usable_until();
 			if (now > until)
 				report_not_confirmed(now, until);
 			if (now > gen.max_ts)
@@ -364,7 +283,7 @@ snowid_reserve(int want, int *got)
 				snowid_count(SNOWID_STAT_CLOCK_WAITS, 1);
 				waited_for_clock = true;
 			}
-			pg_usleep(Min(behind, 1) * 1000);
+			snowid_clock_usleep(Min(behind, 1) * 1000);
 			CHECK_FOR_INTERRUPTS();
 			old = pg_atomic_read_u64(&snowid_shared->last_id);
 			now = clock_id_ms(NULL);
@@ -453,7 +372,7 @@ snowid_nextval(PG_FUNCTION_ARGS)
 			!(old & SNOWID_INVALID_FLAG))
 			next = old + 1;
 		else if (now > last_ts && now <= gen.max_ts &&
-				 now <= (int64) pg_atomic_read_u64(&snowid_shared->usable_until))
+				 now <= read_usable_until())
 			next = ((uint64) now << gen.shift) | (old & gen.worker_mask);
 		else
 		{

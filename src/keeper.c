@@ -22,6 +22,43 @@
  * a fresh keeper.  A cancel (pg_cancel_backend) raises an error and exits
  * without releasing; the restarted keeper resumes the lease.
  *
+ * The session is a superuser's: before its first statement it pins
+ * search_path to pg_catalog, pg_temp (CVE-2018-1058), and every name in
+ * its SQL is qualified (lease_client.c).
+ *
+ * Transitions
+ * -----------
+ * The state (node_state.h) changes only here, on these events; nothing
+ * else turns generation on.  "Lease" means a lease is held (has_lease).
+ *
+ *	event						in state				action, new state
+ *	---------------------------	----------------------	--------------------------------
+ *	setup fails					no lease				coordinator_error, retry in 1 s
+ *	setup fails					lease					message only; expiry still applies
+ *	grant, clock confirmed		no lease				install; active, or floor_ahead
+ *	grant, clock off			no lease				install, generation off; clock_offset
+ *	refusal (status)			no lease				snowid_state_for_refusal(status)
+ *	no answer to a grant		no lease				coordinator_error; same token next time
+ *	renewal, clock confirmed	active, floor_ahead		usable_until moves on
+ *	renewal, clock confirmed	expired, clock_offset,	resume: active, or floor_ahead
+ *								coordinator_error
+ *	renewal, clock off			lease					generation off; clock_offset
+ *	renewal lost				lease					drop the lease; lost
+ *	renewal unfenced			lease					drop the lease; unfenced_copy
+ *	no answer to a renewal		lease					message only, retry in 1 s
+ *	expiry (monotonic clock)	lease, not expired		generation off; expired
+ *	clock passes the floor		floor_ahead				active
+ *	takeover confirmed			unfenced_copy			no_lease_yet
+ *	SIGTERM						any						release; released
+ *
+ * Expiry is checked at every turn of the loop while a lease is held,
+ * whatever else failed, so a keeper restarted into a failing setup still
+ * stops generation on time.  The clock is judged against the
+ * coordinator's bound (max_clock_offset, sent with every answer) before
+ * generation starts, and what was judged lives in shared memory, so a
+ * restarted keeper neither forgets an offset nor declares a jump the
+ * monotonic clock cannot explain.
+ *
  *-------------------------------------------------------------------------
  */
 #include "snowid.h"
@@ -43,6 +80,7 @@
 #include "keeper.h"
 #include "lease_client.h"
 #include "lease_transport.h"
+#include "node_state.h"
 #include "shmem.h"
 
 PGDLLEXPORT void snowid_keeper_main(Datum main_arg);
@@ -109,6 +147,35 @@ stop_generation(void)
 	return prev & ~SNOWID_INVALID_FLAG;
 }
 
+/* The keeper's view of the shared lease, copied under the lock. */
+typedef struct HeldLease
+{
+	bool		has_lease;
+	uint8		token[SNOWID_TOKEN_LEN];
+	int32		worker_id;
+	int64		high_water;		/* id time */
+	int64		expiry_mono;
+	int64		lease_ms;
+	SnowidNodeState state;
+} HeldLease;
+
+static HeldLease
+held_lease(void)
+{
+	HeldLease	h;
+
+	SpinLockAcquire(&snowid_shared->mutex);
+	h.has_lease = snowid_shared->has_lease;
+	memcpy(h.token, snowid_shared->token, SNOWID_TOKEN_LEN);
+	h.worker_id = snowid_shared->worker_id;
+	h.high_water = snowid_shared->high_water;
+	h.expiry_mono = snowid_shared->lease_expiry_mono;
+	h.lease_ms = snowid_shared->lease_ms;
+	h.state = snowid_shared->state;
+	SpinLockRelease(&snowid_shared->mutex);
+	return h;
+}
+
 /*
  * The highest id time this node may use: the confirmed high-water mark,
  * and the lease expiry (monotonic) converted to wall-clock time now.
@@ -128,7 +195,7 @@ publish_usable_until(const SnowidLayout *layout, int64 high_water_ms,
 /*
  * Let backends generate again (clear the INVALID flag), unless the lease's
  * floor lies further ahead of the clock than backends would wait: then the
- * state says so, and the keeper tries again shortly.
+ * state is floor_ahead, and the keeper looks again shortly.
  */
 static bool
 resume_generation(const SnowidLayout *layout)
@@ -145,9 +212,10 @@ resume_generation(const SnowidLayout *layout)
 		snprintf(message, sizeof(message),
 				 "Ids of this lease must lie above %s; generation starts when the clock gets there.",
 				 timestamptz_to_str(snowid_unix_ms_to_timestamptz(start_ts + layout->epoch_ms)));
-		snowid_set_state(SNOWID_STATE_NO_LEASE_YET, message);
+		snowid_set_state(SNOWID_STATE_FLOOR_AHEAD, message);
 		return false;
 	}
+	/* usable_until was written before: backends read it after the word */
 	pg_write_barrier();
 	pg_atomic_fetch_and_u64(&snowid_shared->last_id, ~SNOWID_INVALID_FLAG);
 	snowid_set_state(SNOWID_STATE_ACTIVE, NULL);
@@ -155,11 +223,13 @@ resume_generation(const SnowidLayout *layout)
 }
 
 /*
- * Install a freshly granted lease: the generator word goes to the floor
- * (or the last id issued here, if later) with the new worker id, with the
- * flag still up; then usable_until; then the flag comes down.
+ * Install a freshly granted lease with generation still stopped: the
+ * generator word goes to the floor (or the last id issued here, if later)
+ * with the new worker id, flag up; then usable_until.  The caller lets
+ * generation start once the clock is judged.  Returns false if the lease
+ * cannot be used at all.
  */
-static void
+static bool
 install_lease(const SnowidLayout *layout, const uint8 *token,
 			  const LeaseGrant *grant, int64 sent_mono)
 {
@@ -175,7 +245,7 @@ install_lease(const SnowidLayout *layout, const uint8 *token,
 	{
 		snowid_set_state(SNOWID_STATE_TIME_EXHAUSTED,
 						 "The floor of the granted lease is at the end of the layout's time.");
-		return;
+		return false;
 	}
 	if (!snowid_compose(layout, start_ts, grant->worker_id,
 						snowid_max_sequence(layout), &word))
@@ -186,6 +256,7 @@ install_lease(const SnowidLayout *layout, const uint8 *token,
 
 	SpinLockAcquire(&snowid_shared->mutex);
 	snowid_shared->has_lease = true;
+	snowid_shared->has_pending_token = false;
 	memcpy(snowid_shared->token, token, SNOWID_TOKEN_LEN);
 	snowid_shared->worker_id = grant->worker_id;
 	snowid_shared->floor = to_id_time(layout, grant->floor_ms);
@@ -194,9 +265,9 @@ install_lease(const SnowidLayout *layout, const uint8 *token,
 	snowid_shared->lease_ms = grant->lease_ms;
 	snowid_shared->last_renewal = now;
 	SpinLockRelease(&snowid_shared->mutex);
+	lease_transport_set_lease(grant->lease_ms);
 
 	publish_usable_until(layout, grant->high_water_ms, expiry_mono);
-	resume_generation(layout);
 	snowid_count(SNOWID_STAT_LEASE_ACQUISITIONS, 1);
 
 	ereport(LOG,
@@ -204,6 +275,7 @@ install_lease(const SnowidLayout *layout, const uint8 *token,
 					grant->worker_id, node_name),
 			 errdetail("Ids start above %lld ms past the epoch.",
 					   (long long) start_ts)));
+	return true;
 }
 
 /* The lease is gone for good: stop generation and forget it. */
@@ -218,74 +290,120 @@ drop_lease(SnowidNodeState state, const char *message)
 }
 
 /*
- * Clock watch.  Each answer from the coordinator carries its clock; the
- * node's offset from it is estimated against the midpoint of the round
+ * Clock watch.  Each answer from the coordinator carries its clock and its
+ * bound; the node's offset is estimated against the midpoint of the round
  * trip, with half the round trip as the uncertainty.  The last time the
- * node's clock was found in bounds is remembered, so that a step forward
- * the monotonic clock cannot explain is not declared in a high-water mark
- * before a renewal confirms it.
+ * clock was found in bounds is kept in shared memory, so that a step
+ * forward the monotonic clock cannot explain is not declared in a
+ * high-water mark before a renewal confirms it, even by a new keeper.
  */
-static int64 confirmed_wall = 0;	/* wall clock at the last confirmation */
-static int64 confirmed_mono = 0;	/* monotonic clock then; 0 = never */
-static int64 last_offset_ms = 0;
-static bool last_offset_exceeded = false;
+
+/* The bound in force: the coordinator's once known, else the node's. */
+static int64
+clock_bound_ms(void)
+{
+	int32		bound = snowid_shared->max_clock_offset_ms;
+
+	return bound >= 0 ? bound : snowid_max_clock_offset_ms;
+}
 
 /* The node clock to declare: the wall clock, unless it jumped unconfirmed. */
 static int64
 declared_clock_ms(int64 wall)
 {
-	int64		explained;
+	int64		confirmed_wall,
+				confirmed_mono,
+				explained;
 
+	SpinLockAcquire(&snowid_shared->mutex);
+	confirmed_wall = snowid_shared->clock_confirmed_wall;
+	confirmed_mono = snowid_shared->clock_confirmed_mono;
+	SpinLockRelease(&snowid_shared->mutex);
 	if (confirmed_mono == 0)
 		return wall;
 	explained = confirmed_wall + (snowid_monotonic_ms() - confirmed_mono);
-	if (wall > explained + snowid_max_clock_offset_ms)
+	if (wall > explained + clock_bound_ms())
 		return explained;
 	return wall;
 }
 
 /*
- * Judge the clock from one round trip; returns true when the offset is
- * within snowid.max_clock_offset.  Publishes the estimate.
+ * Judge the clock from one round trip against the coordinator's bound;
+ * returns true when the offset is within it.  Publishes the estimate.
  */
 static bool
-check_clock(int64 sent_wall, int64 sent_mono, int64 coordinator_now_ms)
+check_clock(int64 sent_wall, int64 sent_mono, int64 coordinator_now_ms,
+			int32 coordinator_bound_ms)
 {
 	int64		recv_wall = snowid_wall_clock_ms();
 	int64		rtt = snowid_monotonic_ms() - sent_mono;
 	int64		offset = coordinator_now_ms - (sent_wall + recv_wall) / 2;
 	int64		uncertainty = rtt / 2 + 1;
-	bool		ok = Abs(offset) <= snowid_max_clock_offset_ms + uncertainty;
+	bool		ok;
 
-	last_offset_ms = offset;
-	last_offset_exceeded = !ok;
+	SpinLockAcquire(&snowid_shared->mutex);
+	if (coordinator_bound_ms >= 0)
+		snowid_shared->max_clock_offset_ms = coordinator_bound_ms;
+	SpinLockRelease(&snowid_shared->mutex);
+	ok = Abs(offset) <= clock_bound_ms() + uncertainty;
+
 	SpinLockAcquire(&snowid_shared->mutex);
 	snowid_shared->clock_offset_ms = offset;
 	snowid_shared->clock_offset_uncertainty_ms = uncertainty;
-	SpinLockRelease(&snowid_shared->mutex);
+	snowid_shared->clock_offset_exceeded = !ok;
 	if (ok)
 	{
-		confirmed_wall = sent_wall;
-		confirmed_mono = sent_mono;
+		snowid_shared->clock_confirmed_wall = sent_wall;
+		snowid_shared->clock_confirmed_mono = sent_mono;
 	}
+	SpinLockRelease(&snowid_shared->mutex);
 	return ok;
 }
 
-/* The clock is too far off: stop generation, keep the lease. */
+/* The clock is too far off: stop generation, keep the lease (if any). */
 static void
-refuse_for_clock(int64 worker_id)
+refuse_for_clock(void)
 {
 	char		message[SNOWID_MESSAGE_LEN];
+	int64		offset;
 
+	SpinLockAcquire(&snowid_shared->mutex);
+	offset = snowid_shared->clock_offset_ms;
+	SpinLockRelease(&snowid_shared->mutex);
 	snprintf(message, sizeof(message),
-			 "This node's clock is about %lld ms off the coordinator's; snowid.max_clock_offset is %d ms.",
-			 (long long) last_offset_ms, snowid_max_clock_offset_ms);
+			 "This node's clock is about %lld ms off the coordinator's; the coordinator allows %lld ms (max_clock_offset).",
+			 (long long) offset, (long long) clock_bound_ms());
 	stop_generation();
 	if (snowid_shared->state != SNOWID_STATE_CLOCK_OFFSET)
 		ereport(WARNING,
-				(errmsg("snowid stopped generation on worker id %d: the clock is off", (int) worker_id),
+				(errmsg("snowid stopped generation: the clock is off"),
 				 errdetail("%s", message)));
 	snowid_set_state(SNOWID_STATE_CLOCK_OFFSET, message);
+}
+
+/*
+ * The token of the next grant: the one asked with last time if no grant
+ * came of it (a grant whose answer was lost is then found again), else a
+ * new one.
+ */
+static void
+acquisition_token(uint8 *token)
+{
+	SpinLockAcquire(&snowid_shared->mutex);
+	if (snowid_shared->has_pending_token)
+	{
+		memcpy(token, snowid_shared->pending_token, SNOWID_TOKEN_LEN);
+		SpinLockRelease(&snowid_shared->mutex);
+		return;
+	}
+	SpinLockRelease(&snowid_shared->mutex);
+
+	if (!pg_strong_random(token, SNOWID_TOKEN_LEN))
+		elog(ERROR, "could not generate a random lease token");
+	SpinLockAcquire(&snowid_shared->mutex);
+	memcpy(snowid_shared->pending_token, token, SNOWID_TOKEN_LEN);
+	snowid_shared->has_pending_token = true;
+	SpinLockRelease(&snowid_shared->mutex);
 }
 
 /* Try to get a lease; publish the outcome. */
@@ -306,10 +424,7 @@ try_acquire(const SnowidLayout *layout)
 		return;
 	}
 
-	/* A new token for every lease this keeper takes. */
-	if (!pg_strong_random(token, sizeof(token)))
-		elog(ERROR, "could not generate a random lease token");
-
+	acquisition_token(token);
 	sent_mono = snowid_monotonic_ms();
 	sent_wall = snowid_wall_clock_ms();
 	if (!lease_client_acquire(token, node_name, layout, snowid_node_region,
@@ -325,22 +440,21 @@ try_acquire(const SnowidLayout *layout)
 
 	if (strcmp(grant.status, "granted") == 0)
 	{
-		install_lease(layout, token, &grant, sent_mono);
-		if (!check_clock(sent_wall, sent_mono, grant.coordinator_now_ms))
-			refuse_for_clock(grant.worker_id);
+		if (install_lease(layout, token, &grant, sent_mono))
+		{
+			if (check_clock(sent_wall, sent_mono, grant.coordinator_now_ms,
+							grant.max_clock_offset_ms))
+				resume_generation(layout);
+			else
+				refuse_for_clock();
+		}
+		last_refusal[0] = '\0';
+		return;
 	}
-	else if (strcmp(grant.status, "layout_mismatch") == 0)
-		snowid_set_state(SNOWID_STATE_LAYOUT_MISMATCH, grant.detail);
-	else if (strcmp(grant.status, "no_free_worker") == 0)
-		snowid_set_state(SNOWID_STATE_NO_FREE_WORKER, grant.detail);
-	else if (strcmp(grant.status, "unfenced") == 0)
-		snowid_set_state(SNOWID_STATE_UNFENCED_COPY, grant.detail);
-	else
-		snowid_set_state(SNOWID_STATE_NO_LEASE_YET, grant.detail);
 
+	snowid_set_state(snowid_state_for_refusal(grant.status), grant.detail);
 	/* Say so once per kind of refusal, not at every retry. */
-	if (strcmp(grant.status, "granted") != 0 &&
-		strcmp(grant.status, last_refusal) != 0)
+	if (strcmp(grant.status, last_refusal) != 0)
 		ereport(WARNING,
 				(errmsg("snowid lease keeper was refused a lease: %s",
 						grant.status),
@@ -352,36 +466,39 @@ try_acquire(const SnowidLayout *layout)
 static void
 try_renew(const SnowidLayout *layout)
 {
-	uint8		token[SNOWID_TOKEN_LEN];
-	int32		worker_id;
+	HeldLease	h = held_lease();
 	LeaseRenewal renewal;
 	char		errbuf[SNOWID_MESSAGE_LEN];
 	int64		sent_mono;
 	int64		sent_wall;
+	int64		offset;
+	bool		exceeded;
 
 	SpinLockAcquire(&snowid_shared->mutex);
-	memcpy(token, snowid_shared->token, SNOWID_TOKEN_LEN);
-	worker_id = snowid_shared->worker_id;
+	offset = snowid_shared->clock_offset_ms;
+	exceeded = snowid_shared->clock_offset_exceeded;
 	SpinLockRelease(&snowid_shared->mutex);
 
 	sent_mono = snowid_monotonic_ms();
 	sent_wall = snowid_wall_clock_ms();
-	if (!lease_client_renew(token, worker_id, declared_clock_ms(sent_wall),
-							last_offset_ms, last_offset_exceeded, &renewal,
-							errbuf))
+	if (!lease_client_renew(h.token, h.worker_id, declared_clock_ms(sent_wall),
+							h.high_water + layout->epoch_ms,
+							sent_mono < h.expiry_mono,
+							offset, exceeded, &renewal, errbuf))
 	{
+		char		message[SNOWID_MESSAGE_LEN];
+
 		snowid_count(SNOWID_STAT_LEASE_RENEWAL_FAILURES, 1);
-		SpinLockAcquire(&snowid_shared->mutex);
-		if (snowid_shared->state == SNOWID_STATE_EXPIRED)
-			snprintf(snowid_shared->message, sizeof(snowid_shared->message),
+		if (h.state == SNOWID_STATE_EXPIRED)
+			snprintf(message, sizeof(message),
 					 "No renewal was confirmed before the lease expired. Last error: %s",
 					 errbuf);
 		else
-			strlcpy(snowid_shared->message, errbuf, sizeof(snowid_shared->message));
-		SpinLockRelease(&snowid_shared->mutex);
+			strlcpy(message, errbuf, sizeof(message));
+		snowid_set_state_message(message);
 		ereport(LOG,
 				(errmsg("snowid lease keeper could not renew the lease on worker id %d: %s",
-						worker_id, errbuf)));
+						h.worker_id, errbuf)));
 		return;
 	}
 
@@ -389,20 +506,28 @@ try_renew(const SnowidLayout *layout)
 	{
 		int64		expiry_mono = sent_mono + renewal.lease_ms;
 		TimestampTz now = GetCurrentTimestamp();
+		bool		clock_ok;
 
+		/* Judge the clock before the new bound reaches backends. */
+		clock_ok = check_clock(sent_wall, sent_mono, renewal.coordinator_now_ms,
+							   renewal.max_clock_offset_ms);
+		if (!clock_ok)
+			refuse_for_clock();
 		SpinLockAcquire(&snowid_shared->mutex);
 		snowid_shared->high_water = to_id_time(layout, renewal.high_water_ms);
 		snowid_shared->lease_expiry_mono = expiry_mono;
 		snowid_shared->lease_ms = renewal.lease_ms;
 		snowid_shared->last_renewal = now;
 		SpinLockRelease(&snowid_shared->mutex);
+		lease_transport_set_lease(renewal.lease_ms);
 		publish_usable_until(layout, renewal.high_water_ms, expiry_mono);
 		snowid_count(SNOWID_STAT_LEASE_RENEWALS, 1);
 
-		if (!check_clock(sent_wall, sent_mono, renewal.coordinator_now_ms))
-			refuse_for_clock(worker_id);
-		else if (snowid_shared->state == SNOWID_STATE_EXPIRED ||
-				 snowid_shared->state == SNOWID_STATE_CLOCK_OFFSET)
+		if (!clock_ok)
+			;					/* stays in clock_offset */
+		else if (h.state == SNOWID_STATE_ACTIVE)
+			snowid_set_state_message(NULL);
+		else if (h.state != SNOWID_STATE_FLOOR_AHEAD)
 		{
 			/*
 			 * A lease that expired locally but that nobody took is ours
@@ -411,15 +536,13 @@ try_renew(const SnowidLayout *layout)
 			if (resume_generation(layout))
 				ereport(LOG,
 						(errmsg("snowid lease keeper confirmed worker id %d again; generation resumes",
-								worker_id)));
+								h.worker_id)));
 		}
-		else if (snowid_shared->state == SNOWID_STATE_ACTIVE)
-			snowid_set_state(SNOWID_STATE_ACTIVE, NULL);
 	}
 	else if (strcmp(renewal.status, "unfenced") == 0)
 	{
 		drop_lease(SNOWID_STATE_UNFENCED_COPY,
-				   "This server's system identifier or timeline changed since the leases were recorded (promotion, clone or restore).");
+				   "This server's system identifier, timeline or incarnation changed since the leases were recorded (promotion, clone or restore).");
 		ereport(WARNING,
 				(errmsg("snowid lease keeper stopped generation: this server is a copy of another"),
 				 errhint("Once the old server can no longer generate ids, run SELECT snowid_confirm_takeover();")));
@@ -428,9 +551,11 @@ try_renew(const SnowidLayout *layout)
 	{
 		snowid_count(SNOWID_STAT_LEASE_LOSSES, 1);
 		drop_lease(SNOWID_STATE_LOST,
+				   renewal.detail[0] ? renewal.detail :
 				   "The coordinator no longer records this node as the owner of its worker id.");
 		ereport(WARNING,
-				(errmsg("snowid lease keeper lost the lease on worker id %d", worker_id)));
+				(errmsg("snowid lease keeper lost the lease on worker id %d", h.worker_id),
+				 renewal.detail[0] ? errdetail("%s", renewal.detail) : 0));
 	}
 }
 
@@ -457,33 +582,27 @@ expire_lease(int32 worker_id)
 static void
 release_lease(const SnowidLayout *layout)
 {
-	uint8		token[SNOWID_TOKEN_LEN];
-	int32		worker_id;
-	bool		has_lease;
+	HeldLease	h;
 	uint64		last;
 	int64		last_unix_ms;
 	char		status[LEASE_STATUS_LEN];
 	char		errbuf[SNOWID_MESSAGE_LEN];
 
 	last = stop_generation();
-	SpinLockAcquire(&snowid_shared->mutex);
-	has_lease = snowid_shared->has_lease;
-	memcpy(token, snowid_shared->token, SNOWID_TOKEN_LEN);
-	worker_id = snowid_shared->worker_id;
-	SpinLockRelease(&snowid_shared->mutex);
-	if (!has_lease)
+	h = held_lease();
+	if (!h.has_lease)
 		return;
 
 	last_unix_ms = (int64) (last >> snowid_timestamp_shift(layout)) + layout->epoch_ms;
 	drop_lease(SNOWID_STATE_RELEASED, NULL);
-	if (lease_client_release(token, worker_id, last_unix_ms, status, errbuf))
+	if (lease_client_release(h.token, h.worker_id, last_unix_ms, status, errbuf))
 		ereport(LOG,
 				(errmsg("snowid lease keeper released worker id %d (%s)",
-						worker_id, status)));
+						h.worker_id, status)));
 	else
 		ereport(LOG,
 				(errmsg("snowid lease keeper could not release worker id %d: %s",
-						worker_id, errbuf),
+						h.worker_id, errbuf),
 				 errdetail("The lease expires at the coordinator by itself.")));
 }
 
@@ -501,6 +620,46 @@ check_time_left(const SnowidLayout *layout)
 				 errhint("Plan a new cluster layout (a later snowid.epoch or more timestamp bits) before then.")));
 }
 
+/*
+ * The keeper's session settings, before its first statement: durable
+ * answers (a local flush in local mode, where the leases live in the
+ * node's own database and the identity fence covers promoted copies, so
+ * that an absent synchronous standby never blocks the keeper or a fast
+ * shutdown), statements that cannot hang for long, a pinned search_path,
+ * and commit warnings that reach emit_log_hook (transport_spi.c).
+ */
+static void
+set_session_options(void)
+{
+	SetConfigOption("search_path", SNOWID_SAFE_SEARCH_PATH, PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("synchronous_commit",
+					lease_transport_is_remote() ? "on" : "local",
+					PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("lock_timeout", "2s", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("statement_timeout", "5s", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("idle_in_transaction_session_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
+	if (log_min_messages > WARNING)
+		SetConfigOption("log_min_messages", "warning", PGC_SUSET, PGC_S_OVERRIDE);
+}
+
+/* An operator confirmed a takeover (snowid_confirm_takeover()). */
+static void
+handle_confirmed_takeover(void)
+{
+	char		errbuf[SNOWID_MESSAGE_LEN];
+
+	if (lease_client_confirm_identity(errbuf))
+	{
+		ereport(LOG,
+				(errmsg("snowid takeover confirmed by an operator; the coordinator is fenced and new leases start above anything the old server could have used")));
+		snowid_set_state(SNOWID_STATE_NO_LEASE_YET, NULL);
+	}
+	else
+		ereport(WARNING,
+				(errmsg("snowid could not record the confirmed takeover: %s", errbuf)));
+	snowid_shared->confirm_takeover = false;
+}
+
 void
 snowid_keeper_main(Datum main_arg)
 {
@@ -515,12 +674,7 @@ snowid_keeper_main(Datum main_arg)
 
 	BackgroundWorkerInitializeConnection(snowid_database, NULL, 0);
 	pgstat_report_appname("snowid lease keeper");
-
-	/* Durable answers, and no statement that can hang for long. */
-	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("lock_timeout", "2s", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("statement_timeout", "5s", PGC_SUSET, PGC_S_OVERRIDE);
-	SetConfigOption("idle_in_transaction_session_timeout", "0", PGC_SUSET, PGC_S_OVERRIDE);
+	set_session_options();
 
 	snowid_attach_stat_slot();
 	layout = snowid_get_layout();
@@ -534,6 +688,8 @@ snowid_keeper_main(Datum main_arg)
 	strlcpy(snowid_shared->node_name, node_name, sizeof(snowid_shared->node_name));
 	SpinLockRelease(&snowid_shared->mutex);
 
+	lease_transport_set_lease(snowid_shared->has_lease ?
+							  (int) snowid_shared->lease_ms : snowid_lease_time_ms);
 	if (snowid_shared->has_lease)
 		ereport(LOG,
 				(errmsg("snowid lease keeper restarted; resuming the lease on worker id %d",
@@ -544,6 +700,7 @@ snowid_keeper_main(Datum main_arg)
 		int64		now_mono;
 		int64		wake_mono;
 		long		timeout;
+		HeldLease	h;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -559,34 +716,33 @@ snowid_keeper_main(Datum main_arg)
 			next_time_check_mono = now_mono + INT64CONST(24) * 3600 * 1000;
 		}
 
+		/* Expiry first, whatever else fails below. */
+		h = held_lease();
+		if (h.has_lease && now_mono >= h.expiry_mono &&
+			h.state != SNOWID_STATE_EXPIRED)
+			expire_lease(h.worker_id);
+
 		if (snowid_shared->confirm_takeover)
 		{
-			char		errbuf[SNOWID_MESSAGE_LEN];
-
-			if (lease_client_confirm_identity(errbuf))
-			{
-				ereport(LOG,
-						(errmsg("snowid takeover confirmed by an operator; the coordinator is fenced and new leases start above anything the old server could have used")));
-				snowid_set_state(SNOWID_STATE_NO_LEASE_YET, NULL);
-				next_attempt_mono = 0;
-			}
-			else
-				ereport(WARNING,
-						(errmsg("snowid could not record the confirmed takeover: %s", errbuf)));
-			snowid_shared->confirm_takeover = false;
+			handle_confirmed_takeover();
+			next_attempt_mono = 0;
 		}
 
+		h = held_lease();
 		if (!setup_done)
 		{
-			char		errbuf[SNOWID_MESSAGE_LEN];
-
 			if (now_mono >= next_attempt_mono)
 			{
+				char		errbuf[SNOWID_MESSAGE_LEN];
+
 				setup_done = lease_client_setup(layout, snowid_started_from_backup,
 												errbuf);
 				if (!setup_done)
 				{
-					snowid_set_state(SNOWID_STATE_COORDINATOR_ERROR, errbuf);
+					if (h.has_lease)
+						snowid_set_state_message(errbuf);
+					else
+						snowid_set_state(SNOWID_STATE_COORDINATOR_ERROR, errbuf);
 					ereport(LOG,
 							(errmsg("snowid lease keeper could not set up the coordinator: %s", errbuf)));
 					next_attempt_mono = now_mono + RETRY_INTERVAL_MS;
@@ -596,62 +752,56 @@ snowid_keeper_main(Datum main_arg)
 			}
 			wake_mono = next_attempt_mono;
 		}
-		else if (!snowid_shared->has_lease)
+		else if (!h.has_lease)
 		{
-			if (now_mono >= next_attempt_mono &&
-				snowid_shared->state != SNOWID_STATE_UNFENCED_COPY)
+			if (h.state == SNOWID_STATE_UNFENCED_COPY)
+				next_attempt_mono = now_mono + 10 * RETRY_INTERVAL_MS;
+			else if (now_mono >= next_attempt_mono)
 			{
 				try_acquire(layout);
 				next_attempt_mono = snowid_monotonic_ms() + RETRY_INTERVAL_MS;
 			}
-			else if (snowid_shared->state == SNOWID_STATE_UNFENCED_COPY)
-				next_attempt_mono = now_mono + 10 * RETRY_INTERVAL_MS;
 			wake_mono = next_attempt_mono;
 		}
 		else
 		{
-			int64		expiry_mono = snowid_shared->lease_expiry_mono;
-			int64		lease_ms = snowid_shared->lease_ms;
-
-			if (now_mono >= expiry_mono &&
-				snowid_shared->state == SNOWID_STATE_ACTIVE)
-				expire_lease(snowid_shared->worker_id);
-
 			/* Renew at a third of the lease; retry each second after a failure. */
-			if (now_mono >= expiry_mono - 2 * lease_ms / 3 &&
+			if (now_mono >= h.expiry_mono - 2 * h.lease_ms / 3 &&
 				now_mono >= next_attempt_mono)
 			{
 				try_renew(layout);
 				next_attempt_mono = snowid_monotonic_ms() + RETRY_INTERVAL_MS;
 			}
+			h = held_lease();
 
-			if (snowid_shared->has_lease)
-			{
-				expiry_mono = snowid_shared->lease_expiry_mono;
-				wake_mono = Max(expiry_mono - 2 * lease_ms / 3, next_attempt_mono);
-				if (snowid_shared->state == SNOWID_STATE_ACTIVE)
-					wake_mono = Min(wake_mono, expiry_mono);
-
-				/* Waiting for the clock to pass the floor: look again soon. */
-				if (snowid_shared->state == SNOWID_STATE_NO_LEASE_YET &&
-					now_mono < expiry_mono && !resume_generation(layout))
-					wake_mono = Min(wake_mono, now_mono + 100);
-			}
-			else
-				wake_mono = 0;
+			/* Waiting for the clock to pass the floor: look again soon. */
+			if (h.has_lease && h.state == SNOWID_STATE_FLOOR_AHEAD &&
+				snowid_monotonic_ms() < h.expiry_mono)
+				resume_generation(layout);
+			h = held_lease();
+			wake_mono = 0;
 		}
 
+		/* Sleep until the next thing to do, or the lease's expiry. */
+		if (h.has_lease && setup_done)
+		{
+			wake_mono = Max(h.expiry_mono - 2 * h.lease_ms / 3, next_attempt_mono);
+			if (h.state == SNOWID_STATE_FLOOR_AHEAD)
+				wake_mono = Min(wake_mono, snowid_monotonic_ms() + 100);
+		}
+		if (h.has_lease && h.state != SNOWID_STATE_EXPIRED)
+			wake_mono = Min(wake_mono, h.expiry_mono);
 		timeout = (long) Max(wake_mono - snowid_monotonic_ms(), 0);
 		timeout = Min(timeout, 10000L);
 		if (timeout > 0)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 timeout, PG_WAIT_EXTENSION);
+							 timeout, SNOWID_WAIT_LEASE_KEEPER);
 			ResetLatch(MyLatch);
 		}
 	}
 
 	release_lease(layout);
-	libpq_transport_disconnect();
+	lease_transport_close();
 	proc_exit(1);
 }

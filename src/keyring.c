@@ -3,31 +3,29 @@
  * keyring.c
  *	  Parsing the public id key file (format in keyring.h).
  *
- * Plain C: no allocation, no server calls.
+ * Plain C: no allocation, no server calls.  It is built against
+ * PostgreSQL's headers only for explicit_bzero() (libc's, or src/port's
+ * where libc has none), in the backend and in the fuzzer (-DFRONTEND, as
+ * feistel_hmac.c).
  *
  *-------------------------------------------------------------------------
  */
-#include <string.h>
+#ifndef FRONTEND
+#include "postgres.h"
+#else
+#include "postgres_fe.h"
+#endif
 
 #include "keyring.h"
 
 /*
- * Zero memory in a way the compiler may not drop (the ring is cleared
- * because it is about to go out of use).
+ * explicit_bzero(), unlike memset(), is never dropped by the compiler as a
+ * dead store: the ring is cleared because it is about to go out of use.
  */
-static void
-clear_memory(void *p, size_t len)
-{
-	volatile unsigned char *v = (volatile unsigned char *) p;
-
-	while (len-- > 0)
-		*v++ = 0;
-}
-
 void
 snowid_keyring_clear(SnowidKeyRing *ring)
 {
-	clear_memory(ring, sizeof(*ring));
+	explicit_bzero(ring, sizeof(*ring));
 	ring->newest = -1;
 }
 

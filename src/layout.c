@@ -13,6 +13,10 @@
 
 #include "layout.h"
 
+/* A limit as text, so that the messages quote the constants (no second copy). */
+#define LAYOUT_STR_(x)	#x
+#define LAYOUT_STR(x)	LAYOUT_STR_(x)
+
 /*
  * Validate a layout and fill in *layout.  now_ms is the current Unix time in
  * milliseconds; an epoch after it is refused, since ids would then carry
@@ -50,13 +54,13 @@ snowid_layout_error_text(SnowidLayoutError err)
 		case SNOWID_LAYOUT_OK:
 			return "The layout is valid.";
 		case SNOWID_LAYOUT_WORKER_BITS:
-			return "snowid.worker_bits must be between 1 and 20.";
+			return "snowid.worker_bits must be between 1 and " LAYOUT_STR(SNOWID_MAX_WORKER_BITS) ".";
 		case SNOWID_LAYOUT_SEQUENCE_BITS:
-			return "snowid.sequence_bits must be between 1 and 22.";
+			return "snowid.sequence_bits must be between 1 and " LAYOUT_STR(SNOWID_MAX_SEQUENCE_BITS) ".";
 		case SNOWID_LAYOUT_REGION_BITS:
 			return "snowid.region_bits must be between 0 and snowid.worker_bits.";
 		case SNOWID_LAYOUT_TIMESTAMP_BITS:
-			return "snowid.worker_bits plus snowid.sequence_bits must leave at least 38 timestamp bits (about 8.7 years).";
+			return "snowid.worker_bits plus snowid.sequence_bits must leave at least " LAYOUT_STR(SNOWID_MIN_TIMESTAMP_BITS) " timestamp bits (about 8.7 years).";
 		case SNOWID_LAYOUT_EPOCH:
 			return "snowid.epoch must not be before 1970 or in the future.";
 	}

@@ -19,6 +19,7 @@
 
 typedef struct LeaseRow
 {
+	char		sqlstate[6];	/* of a failed statement; "" otherwise */
 	int			ncolumns;
 	bool		isnull[LEASE_MAX_COLUMNS];
 	char		values[LEASE_MAX_COLUMNS][LEASE_VALUE_LEN];
@@ -30,9 +31,20 @@ extern bool lease_transport_is_remote(void);
 /* Where the leases live, without any password, for snowid_status(). */
 extern void lease_transport_describe(char *buf, size_t len);
 
+/* Close the connection to a remote coordinator, if one is open. */
+extern void lease_transport_close(void);
+
+/*
+ * The lease length in force: connection attempts and statements to a
+ * remote coordinator time out at a fifth of it (at least 1 s), far below
+ * the renewal interval.
+ */
+extern void lease_transport_set_lease(int lease_ms);
+
 /*
  * Run sql with nparams text parameters (NULL for SQL NULL); it must return
  * exactly one row of at most LEASE_MAX_COLUMNS columns, copied to *row.
+ * A statement that failed leaves its SQLSTATE in row->sqlstate.
  */
 extern bool lease_transport_query(const char *sql, int nparams,
 								  const char *const *params, LeaseRow *row,
@@ -53,5 +65,6 @@ extern bool libpq_transport_query(const char *sql, int nparams,
 								  char *errbuf);
 extern void libpq_transport_describe(char *buf, size_t len);
 extern void libpq_transport_disconnect(void);
+extern void libpq_transport_set_timeout(int timeout_ms);
 
 #endif							/* SNOWID_LEASE_TRANSPORT_H */

@@ -259,7 +259,11 @@ snowid_to_public(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(buf));
 }
 
-/* A public id back to its snowid. */
+/*
+ * A public id back to its snowid.  A malformed id, or one whose key version
+ * is not in the key file, is a soft error (see snowid_from_base32); a
+ * missing key file is not: that is the server's state, not the input's.
+ */
 Datum
 snowid_from_public(PG_FUNCTION_ARGS)
 {
@@ -274,27 +278,24 @@ snowid_from_public(PG_FUNCTION_ARGS)
 		case SNOWID_BASE32_OK:
 			break;
 		case SNOWID_BASE32_SYNTAX:
-			ereport(ERROR,
+			ereturn(fcinfo->context, (Datum) 0,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid public snowid: \"%s\"", text_to_cstring(t)),
 					 errdetail("A public snowid uses the characters 0-9 and A-Z without U (I and L read as 1, O as 0); hyphens are ignored.")));
-			break;
 		case SNOWID_BASE32_LENGTH:
-			ereport(ERROR,
+			ereturn(fcinfo->context, (Datum) 0,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid public snowid: \"%s\"", text_to_cstring(t)),
 					 errdetail("A public snowid has exactly %d characters, not counting hyphens.",
 							   SNOWID_PUBLIC_LEN)));
-			break;
 		case SNOWID_BASE32_RANGE:
-			ereport(ERROR,
+			ereturn(fcinfo->context, (Datum) 0,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid public snowid: \"%s\"", text_to_cstring(t)),
 					 errdetail("The second character of a public snowid is a digit from 0 to 7.")));
-			break;
 	}
 	if (!ring->keys[version].present)
-		ereport(ERROR,
+		ereturn(fcinfo->context, (Datum) 0,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid public snowid: \"%s\"", text_to_cstring(t)),
 				 errdetail("Its key version %c is not in the key file.",

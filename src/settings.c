@@ -10,13 +10,17 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "snowid.h"
+#include "postgres.h"
 
+#include "libpq-fe.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+
+#include "clock.h"
+#include "settings.h"
 
 char	   *snowid_epoch_string = NULL;
 int			snowid_worker_bits = SNOWID_DEFAULT_WORKER_BITS;
@@ -308,6 +312,52 @@ snowid_check_lease_settings(void)
 				 errdetail("snowid.safety_period (%d ms) must be at least snowid.lease_margin (%d ms).",
 						   snowid_safety_period_ms, snowid_lease_margin_ms),
 				 errhint("Change the settings in postgresql.conf and restart the server.")));
+}
+
+/*
+ * snowid.coordinator must parse, and must hold no secret: members of
+ * pg_read_all_settings (pg_monitor) read even superuser-only settings.
+ * Checked at start-up, since PostgreSQL would only warn about a value a
+ * check hook refuses and fall back to the default, which here means local
+ * mode: a different coordinator.
+ */
+void
+snowid_check_coordinator_setting(void)
+{
+	PQconninfoOption *opts;
+	PQconninfoOption *opt;
+	char	   *parse_error = NULL;
+	const char *secret = NULL;
+
+	if (snowid_coordinator_conninfo == NULL || snowid_coordinator_conninfo[0] == '\0')
+		return;
+	opts = PQconninfoParse(snowid_coordinator_conninfo, &parse_error);
+	if (opts == NULL)
+	{
+		char		message[256];
+
+		strlcpy(message, parse_error ? parse_error : "out of memory", sizeof(message));
+		if (parse_error)
+			PQfreemem(parse_error);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for \"snowid.coordinator\""),
+				 errdetail("%s", message),
+				 errhint("Write a libpq connection string, e.g. host=coord1,coord2 dbname=postgres user=snowid_node target_session_attrs=read-write.")));
+	}
+	for (opt = opts; opt->keyword; opt++)
+		if (opt->val != NULL && opt->val[0] != '\0' &&
+			(strcmp(opt->keyword, "password") == 0 ||
+			 strcmp(opt->keyword, "sslpassword") == 0))
+			secret = opt->keyword;
+	PQconninfoFree(opts);
+	if (secret)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"snowid.coordinator\" must not contain a password"),
+				 errdetail("It sets \"%s\", and members of pg_read_all_settings (pg_monitor) can read every setting.",
+						   secret),
+				 errhint("Remove it and keep the password in a password file: passfile=/path/to/file in the connection string, or ~/.pgpass of the server's OS user; or log in with a client certificate (sslcert, sslkey).")));
 }
 
 /* Error context for a bad snowid.epoch value. */

@@ -20,9 +20,7 @@
 SnowidShared *snowid_shared = NULL;
 SnowidStatSlot *snowid_my_slot = NULL;
 
-#if PG_VERSION_NUM >= 150000
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* One statistics slot per PGPROC: backends, auxiliary processes, 2PC. */
@@ -39,7 +37,6 @@ shared_size(void)
 					mul_size(stat_slot_count(), sizeof(SnowidStatSlot)));
 }
 
-#if PG_VERSION_NUM >= 150000
 static void
 snowid_shmem_request(void)
 {
@@ -47,7 +44,6 @@ snowid_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(shared_size());
 }
-#endif
 
 static void
 snowid_shmem_startup(void)
@@ -71,6 +67,7 @@ snowid_shmem_startup(void)
 		pg_atomic_init_u64(&snowid_shared->uuidv7_last, 0);
 		SpinLockInit(&snowid_shared->mutex);
 		snowid_shared->state = SNOWID_STATE_NO_LEASE_YET;
+		snowid_shared->max_clock_offset_ms = -1;
 		snowid_shared->state_since = GetCurrentTimestamp();
 		snowid_shared->stats_reset = GetCurrentTimestamp();
 		snowid_shared->num_slots = stat_slot_count();
@@ -85,12 +82,8 @@ snowid_shmem_startup(void)
 void
 snowid_shmem_install_hooks(void)
 {
-#if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = snowid_shmem_request;
-#else
-	RequestAddinShmemSpace(shared_size());
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = snowid_shmem_startup;
 }
@@ -117,52 +110,6 @@ void
 snowid_attach_stat_slot(void)
 {
 	if (snowid_shared != NULL && MyProc != NULL &&
-		MyProc->pgprocno >= 0 && MyProc->pgprocno < snowid_shared->num_slots)
-		snowid_my_slot = &snowid_shared->slots[MyProc->pgprocno];
-}
-
-const char *
-snowid_state_name(SnowidNodeState state)
-{
-	switch (state)
-	{
-		case SNOWID_STATE_NO_LEASE_YET:
-			return "no_lease_yet";
-		case SNOWID_STATE_ACTIVE:
-			return "active";
-		case SNOWID_STATE_NO_FREE_WORKER:
-			return "no_free_worker";
-		case SNOWID_STATE_EXPIRED:
-			return "expired";
-		case SNOWID_STATE_LOST:
-			return "lost";
-		case SNOWID_STATE_LAYOUT_MISMATCH:
-			return "layout_mismatch";
-		case SNOWID_STATE_UNFENCED_COPY:
-			return "unfenced_copy";
-		case SNOWID_STATE_TIME_EXHAUSTED:
-			return "time_exhausted";
-		case SNOWID_STATE_COORDINATOR_ERROR:
-			return "coordinator_error";
-		case SNOWID_STATE_CLOCK_OFFSET:
-			return "clock_offset";
-		case SNOWID_STATE_RELEASED:
-			return "released";
-	}
-	return "unknown";
-}
-
-/* Publish the node's state and a sentence saying why (may be NULL). */
-void
-snowid_set_state(SnowidNodeState state, const char *message)
-{
-	TimestampTz now = GetCurrentTimestamp();
-
-	SpinLockAcquire(&snowid_shared->mutex);
-	if (snowid_shared->state != state)
-		snowid_shared->state_since = now;
-	snowid_shared->state = state;
-	strlcpy(snowid_shared->message, message ? message : "",
-			sizeof(snowid_shared->message));
-	SpinLockRelease(&snowid_shared->mutex);
+		SNOWID_MY_PROC_NUMBER >= 0 && SNOWID_MY_PROC_NUMBER < snowid_shared->num_slots)
+		snowid_my_slot = &snowid_shared->slots[SNOWID_MY_PROC_NUMBER];
 }

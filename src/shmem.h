@@ -15,7 +15,9 @@
  * usable_until is the highest id timestamp (milliseconds since the layout's
  * epoch) the node may issue: the minimum of the confirmed high-water mark
  * and the lease expiry converted to wall-clock time.  Only the keeper
- * writes it.  Backends read it once per id, after reading last_id.
+ * writes it, before it clears the flag (with a write barrier between).
+ * Backends read it after reading last_id, with a read barrier between, so
+ * a backend that sees a word of the new lease sees its usable_until too.
  *
  * Everything else the keeper publishes (state, worker id, floor, reasons)
  * is protected by the spinlock "mutex" and read by status functions and by
@@ -36,26 +38,11 @@
 #include "storage/spin.h"
 
 #include "layout.h"
+#include "node_state.h"
 
 #define SNOWID_INVALID_FLAG		(UINT64CONST(1) << 63)
 #define SNOWID_TOKEN_LEN		16
 #define SNOWID_MESSAGE_LEN		512
-
-/* Why the node can or cannot generate.  Text forms are in shmem.c. */
-typedef enum SnowidNodeState
-{
-	SNOWID_STATE_NO_LEASE_YET = 0,
-	SNOWID_STATE_ACTIVE,
-	SNOWID_STATE_NO_FREE_WORKER,
-	SNOWID_STATE_EXPIRED,
-	SNOWID_STATE_LOST,
-	SNOWID_STATE_LAYOUT_MISMATCH,
-	SNOWID_STATE_UNFENCED_COPY,
-	SNOWID_STATE_TIME_EXHAUSTED,
-	SNOWID_STATE_COORDINATOR_ERROR,
-	SNOWID_STATE_CLOCK_OFFSET,
-	SNOWID_STATE_RELEASED
-} SnowidNodeState;
 
 typedef enum SnowidCounter
 {
@@ -110,9 +97,25 @@ typedef struct SnowidShared
 	char		message[SNOWID_MESSAGE_LEN];	/* detail of the state */
 	char		coordinator[SNOWID_MESSAGE_LEN];	/* where leases live */
 
-	/* the keeper's clock watch, protected by mutex */
+	/*
+	 * The lease being asked for: its token is kept until a grant, so that a
+	 * grant whose answer was lost is found again (grants are idempotent per
+	 * token), never a second worker id.  Protected by mutex.
+	 */
+	bool		has_pending_token;
+	uint8		pending_token[SNOWID_TOKEN_LEN];
+
+	/*
+	 * The keeper's clock watch, protected by mutex.  It lives here, not in
+	 * the keeper's memory, so that a restarted keeper neither forgets that
+	 * the clock was off nor declares an unconfirmed jump.
+	 */
 	int64		clock_offset_ms;	/* coordinator minus node */
 	int64		clock_offset_uncertainty_ms;
+	bool		clock_offset_exceeded;
+	int64		clock_confirmed_wall;	/* wall clock at the last confirmation */
+	int64		clock_confirmed_mono;	/* monotonic clock then; 0 = never */
+	int32		max_clock_offset_ms;	/* the coordinator's bound; -1 unknown */
 
 	/* backends' clock regression events, protected by mutex */
 	TimestampTz last_clock_regression;
@@ -130,8 +133,6 @@ extern SnowidShared *snowid_shared;
 
 extern void snowid_shmem_install_hooks(void);
 extern void snowid_require_shared(void);
-extern const char *snowid_state_name(SnowidNodeState state);
-extern void snowid_set_state(SnowidNodeState state, const char *message);
 
 /* Add to one of this process's counters. */
 static inline void

@@ -18,7 +18,7 @@
 #include "keeper.h"
 #include "shmem.h"
 
-PG_MODULE_MAGIC;
+SNOWID_MODULE_MAGIC;
 
 /*
  * Whether the postmaster found backup_label at start-up: the data directory
@@ -50,6 +50,7 @@ _PG_init(void)
 	/* The postmaster runs in the data directory. */
 	snowid_started_from_backup = (access("backup_label", F_OK) == 0);
 	snowid_check_lease_settings();
+	snowid_check_coordinator_setting();
 
 	snowid_shmem_install_hooks();
 	/* pg_upgrade runs the server with no place for a lease keeper. */

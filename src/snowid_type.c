@@ -33,7 +33,11 @@ report_negative(int64 value)
 					   value)));
 }
 
-/* Text input: a decimal number from 0 to 2^63 - 1. */
+/*
+ * Text input: a decimal number from 0 to 2^63 - 1.  Errors are soft (16
+ * on): with an ErrorSaveContext in fcinfo->context, as pg_input_is_valid()
+ * and COPY ... ON_ERROR pass, they are recorded there instead of raised.
+ */
 Datum
 snowid_in(PG_FUNCTION_ARGS)
 {
@@ -45,18 +49,16 @@ snowid_in(PG_FUNCTION_ARGS)
 		case SNOWID_PARSE_OK:
 			break;
 		case SNOWID_PARSE_SYNTAX:
-			ereport(ERROR,
+			ereturn(fcinfo->context, (Datum) 0,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid input syntax for type %s: \"%s\"",
 							"snowid", str)));
-			break;
 		case SNOWID_PARSE_RANGE:
-			ereport(ERROR,
+			ereturn(fcinfo->context, (Datum) 0,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("value \"%s\" is out of range for type %s",
 							str, "snowid"),
 					 errdetail("A snowid is a whole number from 0 to 9223372036854775807.")));
-			break;
 	}
 	PG_RETURN_SNOWID(result);
 }

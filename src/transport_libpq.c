@@ -34,14 +34,22 @@ static PGconn *conn = NULL;
 static bool warning_seen = false;
 static char warning_message[SNOWID_MESSAGE_LEN];
 
-/* How long one connection attempt or statement may take, in ms. */
+/*
+ * How long one connection attempt or statement may take, in ms: set by the
+ * keeper from the lease length it knows (lease_transport_set_lease()).
+ */
+static int	call_timeout = 1000;
+
 static int
 call_timeout_ms(void)
 {
-	int			lease = snowid_shared->lease_ms > 0 ?
-		(int) snowid_shared->lease_ms : snowid_lease_time_ms;
+	return call_timeout;
+}
 
-	return Max(1000, lease / 5);
+void
+libpq_transport_set_timeout(int timeout_ms)
+{
+	call_timeout = Max(1000, timeout_ms);
 }
 
 /* Warnings while a statement runs: advisory ones are logged, others void it. */
@@ -112,7 +120,7 @@ wait_for_socket(int events, int64 deadline_mono)
 			return false;
 		rc = WaitLatchOrSocket(MyLatch,
 							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | events,
-							   PQsocket(conn), (long) left, PG_WAIT_EXTENSION);
+							   PQsocket(conn), (long) left, SNOWID_WAIT_COORDINATOR_SOCKET);
 		if (rc & WL_LATCH_SET)
 		{
 			ResetLatch(MyLatch);
@@ -158,9 +166,15 @@ connect_coordinator(int64 deadline_mono, char *errbuf)
 		vals[n] = opt->val;
 		n++;
 	}
-	/* Durable answers; statements that cannot hang past our deadline. */
+	/*
+	 * Durable answers; statements that cannot hang past our deadline; and
+	 * a search_path no role or database setting on the coordinator can
+	 * change (ours come last, so they win over the user's options, and a
+	 * startup option wins over ALTER ROLE / DATABASE ... SET).
+	 */
 	snprintf(options, sizeof(options),
-			 "%s -c synchronous_commit=on -c statement_timeout=%d -c lock_timeout=%d",
+			 "%s -c synchronous_commit=on -c statement_timeout=%d -c lock_timeout=%d "
+			 "-c search_path=pg_catalog,pg_temp",
 			 user_options ? user_options : "", call_timeout_ms(), call_timeout_ms());
 	keys[n] = "options";
 	vals[n++] = options;
@@ -258,7 +272,10 @@ libpq_transport_query(const char *sql, int nparams, const char *const *params,
 		else if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
 			const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+			const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 
+			if (sqlstate)
+				strlcpy(row->sqlstate, sqlstate, sizeof(row->sqlstate));
 			snprintf(errbuf, SNOWID_MESSAGE_LEN, "coordinator error: %s",
 					 msg ? msg : PQresStatus(PQresultStatus(res)));
 			ok = false;

@@ -12,6 +12,11 @@
  * functions.  Errors are caught and turned into a false return: the keeper
  * decides what they mean.
  *
+ * The warnings are caught through emit_log_hook, which sees only messages
+ * the server logs: a WARNING below log_min_messages is never even built.
+ * So the keeper's session keeps log_min_messages at warning or finer
+ * (keeper.c), whatever postgresql.conf says.
+ *
  *-------------------------------------------------------------------------
  */
 #include "snowid.h"
@@ -53,7 +58,7 @@ remember_commit_warnings(ErrorData *edata)
  * transaction is then rolled back) or the commit warned.
  */
 static bool
-run_in_transaction(spi_body body, void *arg, char *errbuf)
+run_in_transaction(spi_body body, void *arg, char *errbuf, char *sqlstate)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
 	bool		ok = true;
@@ -88,6 +93,8 @@ run_in_transaction(spi_body body, void *arg, char *errbuf)
 		edata = CopyErrorData();
 		FlushErrorState();
 		strlcpy(errbuf, edata->message, SNOWID_MESSAGE_LEN);
+		if (sqlstate)
+			strlcpy(sqlstate, unpack_sql_state(edata->sqlerrcode), 6);
 		AbortCurrentTransaction();
 		FreeErrorData(edata);
 		ok = false;
@@ -163,7 +170,7 @@ spi_transport_query(const char *sql, int nparams, const char *const *params,
 	QueryArgs	a = {sql, nparams, params, row};
 
 	memset(row, 0, sizeof(LeaseRow));
-	return run_in_transaction(query_body, &a, errbuf);
+	return run_in_transaction(query_body, &a, errbuf, row->sqlstate);
 }
 
 typedef struct SetupArgs
@@ -173,6 +180,7 @@ typedef struct SetupArgs
 	const char *const *params;
 	bool		started_from_backup;
 	bool		installed;
+	char		updated_from[16];	/* version before an update, or "" */
 } SetupArgs;
 
 static void
@@ -181,7 +189,7 @@ setup_body(void *arg)
 	SetupArgs  *a = arg;
 	int			rc;
 
-	rc = SPI_execute("SELECT 1 FROM pg_catalog.pg_extension WHERE extname = 'snowid_coordinator'",
+	rc = SPI_execute("SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'snowid_coordinator'",
 					 true, 1);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not look up extension snowid_coordinator");
@@ -190,6 +198,19 @@ setup_body(void *arg)
 		SPI_execute("CREATE EXTENSION snowid_coordinator", false, 0);
 		a->installed = true;
 	}
+	else
+	{
+		char	   *version = SPI_getvalue(SPI_tuptable->vals[0],
+										   SPI_tuptable->tupdesc, 1);
+
+		/* In local mode the keeper owns the coordinator: bring it along. */
+		if (strcmp(version, SNOWID_COORDINATOR_VERSION) != 0)
+		{
+			SPI_execute("ALTER EXTENSION snowid_coordinator UPDATE TO '" SNOWID_COORDINATOR_VERSION "'",
+						false, 0);
+			strlcpy(a->updated_from, version, sizeof(a->updated_from));
+		}
+	}
 
 	execute_text_params(a->init_sql, a->nparams, a->params, false);
 
@@ -197,7 +218,7 @@ setup_body(void *arg)
 	{
 		const char *start = timestamptz_to_str(PgStartTime);
 
-		execute_text_params("SELECT snowid_coordinator.mark_copy_v1($1::timestamptz)",
+		execute_text_params("SELECT snowid_coordinator.mark_copy_v1($1::pg_catalog.timestamptz)",
 							1, &start, false);
 	}
 }
@@ -211,9 +232,13 @@ bool
 spi_local_setup(const char *init_sql, int nparams, const char *const *params,
 				bool started_from_backup, bool *installed, char *errbuf)
 {
-	SetupArgs	a = {init_sql, nparams, params, started_from_backup, false};
-	bool		ok = run_in_transaction(setup_body, &a, errbuf);
+	SetupArgs	a = {init_sql, nparams, params, started_from_backup, false, ""};
+	bool		ok = run_in_transaction(setup_body, &a, errbuf, NULL);
 
 	*installed = a.installed;
+	if (ok && a.updated_from[0])
+		ereport(LOG,
+				(errmsg("snowid lease keeper updated extension \"snowid_coordinator\" from version %s to %s",
+						a.updated_from, SNOWID_COORDINATOR_VERSION)));
 	return ok;
 }

@@ -123,7 +123,7 @@ my $release = $node->safe_psql(
 SELECT detail FROM snowid_coordinator.events
 WHERE event = 'release' AND worker_id = $worker
 ORDER BY event_id DESC LIMIT 1});
-like($release, qr/^last used \d+$/, "release event recorded: $release");
+like($release, qr/^last used \d+, kept \d+$/, "release event recorded: $release");
 my ($released_ms) = $release =~ /(\d+)$/;
 is($released_ms, $last_ms,
 	'release event carries the timestamp (Unix ms) of the last id issued');

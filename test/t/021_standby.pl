@@ -1,6 +1,6 @@
 # A promoted physical standby of a local-mode node refuses until an
-# operator confirms that the old primary is gone (DESIGN.md section 3,
-# "Fence").
+# operator confirms that the old primary is gone (docs/design.md,
+# section 4, invariants I12 and I14).
 #
 # The primary generates ids; a streaming standby made from its base backup
 # (so it preloads snowid with the primary's settings, node name included)

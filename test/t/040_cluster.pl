@@ -11,12 +11,20 @@ use Test::More;
 use SnowidTest;
 
 my $coord = snowid_coordinator_node('coord');
+# node1 keeps a password in a passfile (a password in the conninfo itself
+# is refused: 071_coordinator_password.pl): it must never be shown.
+my $passfile = PostgreSQL::Test::Utils::tempdir() . '/node1.pgpass';
+{
+	open my $fh, '>', $passfile or die "could not write $passfile: $!";
+	print $fh "*:*:*:snowid_node:sekrit-pw-123\n";
+	close $fh;
+	chmod 0600, $passfile;
+}
 my @nodes;
 foreach my $i (1 .. 3)
 {
-	# node1 carries a password in its conninfo: it must never be shown.
 	my $node = snowid_remote_node("node$i", $coord,
-		$i == 1 ? (conninfo => coordinator_conninfo($coord) . ' password=sekrit-pw-123') : ());
+		$i == 1 ? (conninfo => coordinator_conninfo($coord) . " passfile=$passfile") : ());
 	$node->start;
 	$node->safe_psql('postgres', q{
 CREATE EXTENSION snowid;

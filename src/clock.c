@@ -1,17 +1,20 @@
 /*-------------------------------------------------------------------------
  *
- * time.c
+ * clock.c
  *	  Clock reads and conversions between Unix milliseconds and timestamptz.
  *
  * Ids carry wall-clock milliseconds (CLOCK_REALTIME, which libfaketime can
  * step in tests); lease expiry is tracked on CLOCK_MONOTONIC, which never
- * steps.
+ * steps.  (Named clock.c, not time.c: a src/time.h would shadow <time.h>.)
  *
  *-------------------------------------------------------------------------
  */
-#include "snowid.h"
+#include "postgres.h"
 
 #include <time.h>
+
+#include "clock.h"
+#include "layout.h"
 
 /* Current wall-clock time in Unix milliseconds. */
 int64
