@@ -58,7 +58,8 @@ PROVE_FLAGS = -I ./test/perl --verbose
 
 # The suites one by one, so that one failing suite does not hide the
 # others (scripts/test.sh runs them all and sums up).
-.PHONY: regresscheck isolationcheck tapcheck fuzzcheck test demo demo-cluster bench
+.PHONY: regresscheck isolationcheck tapcheck fuzzcheck test demo demo-cluster bench \
+	chaos chaos-check chaos-test
 regresscheck:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
 
@@ -84,6 +85,20 @@ bench:
 
 demo-cluster:
 	bash scripts/demo_cluster.sh
+
+# Randomized faults against a Patroni-backed cluster, and the independent
+# checker (chaos/, README "Chaos testing").  As root.
+#   make chaos SEED=<n> DURATION=<seconds>
+#   make chaos-check HISTORY=chaos/out/history.txt
+# chaos-test is the chaos suite of make test.
+chaos:
+	SEED="$(SEED)" DURATION="$(DURATION)" bash scripts/chaos.sh run
+
+chaos-check:
+	HISTORY="$(HISTORY)" bash scripts/chaos.sh check
+
+chaos-test:
+	SEED="$(SEED)" bash scripts/chaos.sh test
 
 # The Debian package postgresql-15-snowid (scripts/deb.sh; results in dist/).
 .PHONY: deb

@@ -213,9 +213,39 @@ run_deb_suite() {
 	total_failed=$((total_failed + failed))
 }
 
+# The chaos suite (chaos/, scripts/chaos.sh test): the checker's own test,
+# then a seeded run of a Patroni-backed cluster under random faults.  It
+# runs as root (iptables rules; it starts its servers as postgres), in the
+# tree itself, with the extension this run installed, once per run and on
+# PostgreSQL 15 (Debian's patroni 3.0 runs the coordinator's 15).
+run_chaos_suite() {
+	local log=$logdir/chaos.log rc passed failed
+	if [ "$major" != 15 ]; then
+		echo "chaos: skipped on PostgreSQL $major (run on 15)"
+		return
+	fi
+	log "suite chaos (PostgreSQL $major)"
+	SNOWID_CHAOS_INSTALLED=1 make -C "$SNOWID_ROOT" -s PG_CONFIG="$PG_CONFIG" SEED="${SEED:-}" \
+		chaos-test >"$log" 2>&1
+	rc=$?
+	read -r passed failed < <(count_results "$log")
+	if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+		failed=1
+	fi
+	if [ "$rc" -ne 0 ]; then
+		echo "---- chaos failed; its output:"
+		cat "$log"
+	fi
+	echo "chaos: $passed passed, $failed failed"
+	total_passed=$((total_passed + passed))
+	total_failed=$((total_failed + failed))
+}
+
 # SUITES picks suites (default: all); PROVE_TESTS picks TAP files, e.g.
 #   make test SUITES=tap PROVE_TESTS=test/t/061_upgrade.pl
-for suite in ${SUITES:-regress isolation tap fuzz deb}; do
+# The chaos suite (chaos/) is a seeded run of about 3 minutes (a new seed
+# each time unless SEED=<n>) and the checker's own test.
+for suite in ${SUITES:-regress isolation tap fuzz deb chaos}; do
 	case $suite in
 		regress) run_suite regress regresscheck ;;
 		isolation) run_suite isolation isolationcheck ;;
@@ -229,7 +259,8 @@ for suite in ${SUITES:-regress isolation tap fuzz deb}; do
 				echo "fuzz: skipped on PostgreSQL $major (run on $SNOWID_FIRST_MAJOR; it does not depend on the server)"
 			fi ;;
 		deb) run_deb_suite ;;
-		*) die "unknown suite \"$suite\" in SUITES (regress, isolation, tap, fuzz, deb)" ;;
+		chaos) run_chaos_suite ;;
+		*) die "unknown suite \"$suite\" in SUITES (regress, isolation, tap, fuzz, deb, chaos)" ;;
 	esac
 done
 
