@@ -150,6 +150,10 @@ class Run:
 			conn.close()
 
 	# ---- the lease sampler ----
+	#
+	# One whitespace-separated line per change; node names are written with
+	# their blanks as '_' (a coordinator names rows it restored for a node
+	# "(restored by its node)").
 
 	def sampler(self):
 		out = open(os.path.join(self.out, 'leases.log'), 'w', buffering=1)
@@ -166,7 +170,8 @@ class Run:
 					conn.execute("SET statement_timeout = '1s'")
 				t = now_ms()
 				rows = conn.execute("""
-SELECT worker_id, coalesce(left(md5(owner::text), 12), '-'), node_name, high_water_ms,
+SELECT worker_id, coalesce(left(md5(owner::text), 12), '-'),
+	   translate(node_name, E' \t', '__'), high_water_ms,
 	   (extract(epoch FROM expires_at) * 1000)::bigint,
 	   (extract(epoch FROM acquired_at) * 1000)::bigint,
 	   coalesce((to_jsonb(l) ->> 'floor_ms')::bigint, -1)	-- recorded since 1.1
@@ -176,7 +181,7 @@ SELECT fence_floor_ms, coalesce((extract(epoch FROM fenced_until) * 1000)::bigin
   FROM snowid_coordinator.settings""").fetchone()
 				events = conn.execute("""
 SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::text, '-'),
-	   coalesce(node_name, '-'), event, coalesce(detail, '')
+	   coalesce(translate(node_name, E' \t', '__'), '-'), event, coalesce(detail, '')
   FROM snowid_coordinator.events WHERE at > now() - interval '30 seconds'
  ORDER BY event_id""").fetchall()
 			except Exception:
