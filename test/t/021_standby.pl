@@ -128,7 +128,7 @@ for my $call ('SELECT snowid_nextval()', 'SELECT * FROM snowid_generate(3)')
 }
 like(
 	$standby->safe_psql('postgres', 'SELECT detail FROM snowid_status()'),
-	qr/system identifier or timeline changed/,
+	qr/system identifier, timeline or incarnation changed/,
 	'promoted standby: snowid_status() says why');
 
 # A plain role can neither confirm nor reach the coordinator's function.
