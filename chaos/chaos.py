@@ -193,6 +193,9 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 				conn = None
 				continue
 			for r in rows:
+				# one word per field: a node name may hold spaces (1.1 writes
+				# "(restored by its node)" for a row a renewal restored)
+				r = (r[0], r[1], '_'.join(r[2].split()) or '-') + tuple(r[3:])
 				key = r[0]
 				val = tuple(r[1:4])
 				if last_rows.get(key) != val:
