@@ -151,9 +151,8 @@ class Run:
 
 	# ---- the lease sampler ----
 	#
-	# One whitespace-separated line per change; node names are written with
-	# their blanks as '_' (a coordinator names rows it restored for a node
-	# "(restored by its node)").
+	# One whitespace-separated line per change: node names (rows below,
+	# events in SQL) are written with their blanks as '_'.
 
 	def sampler(self):
 		out = open(os.path.join(self.out, 'leases.log'), 'w', buffering=1)
@@ -170,8 +169,7 @@ class Run:
 					conn.execute("SET statement_timeout = '1s'")
 				t = now_ms()
 				rows = conn.execute("""
-SELECT worker_id, coalesce(left(md5(owner::text), 12), '-'),
-	   translate(node_name, E' \t', '__'), high_water_ms,
+SELECT worker_id, coalesce(left(md5(owner::text), 12), '-'), node_name, high_water_ms,
 	   (extract(epoch FROM expires_at) * 1000)::bigint,
 	   (extract(epoch FROM acquired_at) * 1000)::bigint,
 	   coalesce((to_jsonb(l) ->> 'floor_ms')::bigint, -1)	-- recorded since 1.1
