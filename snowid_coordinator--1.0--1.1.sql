@@ -280,6 +280,37 @@ END;
 $$;
 
 /*
+ * Refuse a list of regions to serve that the layout cannot have: for
+ * initialize() and serve_regions().  NULL (every region) is valid.
+ */
+CREATE FUNCTION snowid_coordinator.check_regions(p_regions int[], p_region_bits int)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF p_regions IS NOT NULL AND p_region_bits = 0 THEN
+		RAISE EXCEPTION 'invalid snowid regions'
+			USING ERRCODE = '22023',
+				  DETAIL = format('regions => %s: the layout has no region bits, so it has no regions to choose from.',
+								  p_regions),
+				  HINT = 'Leave regions out (NULL), or initialize with region_bits.';
+	END IF;
+	IF p_regions IS NOT NULL AND
+	   (cardinality(p_regions) = 0
+		OR array_position(p_regions, NULL) IS NOT NULL
+		OR EXISTS (SELECT FROM unnest(p_regions) r
+					WHERE r < 0 OR r >= (1 << p_region_bits))) THEN
+		RAISE EXCEPTION 'invalid snowid regions'
+			USING ERRCODE = '22023',
+				  DETAIL = format('regions => %s: with %s region bits each region must be between 0 and %s, and at least one is needed.',
+								  p_regions, p_region_bits, (1 << p_region_bits) - 1),
+				  HINT = 'Leave regions out (NULL) for a coordinator that serves every region, or set region_bits.';
+	END IF;
+END;
+$$;
+
+/*
  * Create the settings row (see 1.0); now with the incarnation, the server
  * start, and the regions this coordinator serves (NULL: all of them).
  * 1.0's initialize() had no regions argument: it is replaced.
@@ -330,15 +361,7 @@ BEGIN
 			USING ERRCODE = '22023',
 				  DETAIL = 'The lease time must be at least 3 seconds; the safety period, margin and clock offset must not be negative.';
 	END IF;
-	IF regions IS NOT NULL AND
-	   (region_bits = 0 OR cardinality(regions) = 0 OR array_position(regions, NULL) IS NOT NULL
-		OR EXISTS (SELECT FROM unnest(regions) r WHERE r < 0 OR r >= (1 << region_bits))) THEN
-		RAISE EXCEPTION 'invalid snowid regions'
-			USING ERRCODE = '22023',
-				  DETAIL = format('regions => %s: with %s region bits each region must be between 0 and %s, and at least one is needed.',
-								  regions, region_bits, (1 << region_bits) - 1),
-				  HINT = 'Leave regions out (NULL) for a coordinator that serves every region, or set region_bits.';
-	END IF;
+	PERFORM snowid_coordinator.check_regions(regions, region_bits);
 	SELECT * INTO ident FROM snowid_coordinator.current_identity();
 	INSERT INTO snowid_coordinator.settings
 		(timestamp_bits, worker_bits, region_bits, sequence_bits, epoch_ms,
@@ -987,14 +1010,7 @@ BEGIN
 			USING ERRCODE = '55000',
 				  HINT = 'Call snowid_coordinator.initialize() first.';
 	END IF;
-	IF p_regions IS NOT NULL AND
-	   (s.region_bits = 0 OR cardinality(p_regions) = 0 OR array_position(p_regions, NULL) IS NOT NULL
-		OR EXISTS (SELECT FROM unnest(p_regions) r WHERE r < 0 OR r >= (1 << s.region_bits))) THEN
-		RAISE EXCEPTION 'invalid snowid regions'
-			USING ERRCODE = '22023',
-				  DETAIL = format('%s: with %s region bits each region must be between 0 and %s, and at least one is needed.',
-								  p_regions, s.region_bits, (1 << s.region_bits) - 1);
-	END IF;
+	PERFORM snowid_coordinator.check_regions(p_regions, s.region_bits);
 	UPDATE snowid_coordinator.settings
 	   SET regions = (SELECT array_agg(DISTINCT r ORDER BY r) FROM unnest(p_regions) r);
 	PERFORM snowid_coordinator.log_event(NULL, NULL, 'regions',
