@@ -17,6 +17,12 @@
  *		  PG_MODULE_MAGIC_EXT names the module and its version for
  *		  pg_get_loaded_modules().
  *
+ * Not used: 17's pg_atomic_monotonic_advance_u64().  Each shared word snowid
+ * advances either has one writer (usable_until: the keeper) or needs to
+ * know whether this backend won the value it wrote (last_id, uuidv7_last:
+ * two backends must never both take one id), which a monotonic advance
+ * does not tell; a compare-and-swap does, on every major.
+ *
  * Included by snowid.h, so every file sees it.
  *
  *-------------------------------------------------------------------------
