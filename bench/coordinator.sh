@@ -141,14 +141,21 @@ pgversion=$(val postgres "SELECT version()")
 sql postgres -c "CREATE DATABASE bench_report"
 sql bench_report -f "$work/analysis.sql"
 
-# A coordinator database: coordinator DB WORKER_BITS
+# A coordinator database whose pool is filled: coordinator_db DB
+# WORKER_BITS SEED_ARGS (those of bench.seed() in setup.sql).  The pool is
+# filled while the extension is at 1.0, which is then updated to the
+# current version: whatever a version keeps besides the lease rows (an
+# index, a free list) is then built by its own update script, as on any
+# upgraded coordinator, and the benchmark writes nothing but lease rows.
 coordinator_db() {
-	local db=$1 w=$2
+	local db=$1 w=$2 seed=$3
 	sql postgres -c "CREATE DATABASE $db"
-	sql "$db" -c "CREATE EXTENSION snowid_coordinator" \
+	sql "$db" -c "CREATE EXTENSION snowid_coordinator VERSION '1.0'" \
 		-c "SELECT snowid_coordinator.initialize(worker_bits => $w, sequence_bits => $((22 - w)),
 				lease_time => '$((LEASE_MS / 1000)) seconds')" \
-		-f "$work/setup.sql" -c "SELECT bench.unfence()" >/dev/null
+		-f "$work/setup.sql" -c "SELECT bench.seed($seed)" \
+		-c "ALTER EXTENSION snowid_coordinator UPDATE" \
+		-c "SELECT bench.unfence()" -c "ANALYZE" -c CHECKPOINT >/dev/null
 }
 
 # pgbench against the primary over TCP, as the server user, one line per
@@ -183,9 +190,9 @@ layout_vars() { echo "-D ts_bits=41 -D w_bits=$1 -D s_bits=$((22 - $1)) -D epoch
 #
 log "1. grant cost with 99% of the pool held: 1,024 vs 65,536 ids ($GRANT_BATCHES batches of $GRANT_BATCH_SIZE each)"
 for w in 10 16; do
-	coordinator_db "pool$w" "$w"
-	sql "pool$w" -c "SELECT bench.seed($((1 << w)), 100, '1 day')" >/dev/null
+	coordinator_db "pool$w" "$w" "$((1 << w)), 100, '1 day'"
 done
+coordinator_version=$(val pool10 "SELECT extversion FROM pg_extension WHERE extname = 'snowid_coordinator'")
 for b in $(seq 1 "$GRANT_BATCHES"); do
 	for w in 10 16; do
 		held=$(val "pool$w" "SELECT count(*) FROM snowid_coordinator.leases WHERE owner IS NOT NULL")
@@ -208,8 +215,7 @@ for n in $NODES; do
 	db=coord_$n
 	rate=$(awk -v n="$n" -v l="$LEASE_MS" 'BEGIN { printf "%.3f", n / (l / 3 / 1000) }')
 	log "2. $n nodes (worker_bits $w): renewals at $rate/s for ${RENEW_SECONDS}s from $CLIENTS connections"
-	coordinator_db "$db" "$w"
-	sql "$db" -c "SELECT bench.seed($n, 0, '$((LEASE_MS / 1000)) seconds')" -c CHECKPOINT >/dev/null
+	coordinator_db "$db" "$w" "$n, 0, '$((LEASE_MS / 1000)) seconds'"
 	since=$(val "$db" "SELECT now()")
 	c0=$(tree_ticks primary)
 	s0=$(tree_ticks standby)
@@ -235,6 +241,7 @@ for n in $NODES; do
 	check_events "$db" "$since"
 	granted=$(val "$db" "SELECT count(*) FROM snowid_coordinator.leases
 		WHERE owner::text LIKE '00000002-%' AND acquired_at >= '$since'")
+	[ "$granted" -gt 0 ] || die "$db: the herd got no grant; see $work/pgbench.herd$n.out"
 	load_log "herd$n"
 	sql bench_report -c "INSERT INTO run VALUES ($n, $w, $LEASE_MS, $CLIENTS, $RENEW_SECONDS,
 		$((c1 - c0)), $((s1 - s0)), $((p1 - p0)), $HERD_SECONDS,
@@ -249,7 +256,7 @@ load_after=$(cut -d ' ' -f 1-3 /proc/loadavg)
 machine="$(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r)"
 commit=$(git -C "$SNOWID_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 sql bench_report -At -v clk_tck="$(getconf CLK_TCK)" -v quick="$QUICK" -v when="$when" \
-	-v machine="$machine" -v pgversion="$pgversion" -v commit="$commit" \
+	-v machine="$machine" -v pgversion="$pgversion" -v commit="$commit" -v coordinator_version="$coordinator_version" \
 	-v load_before="$load_before" -v load_after="$load_after" -v runtime="$SECONDS" \
 	-v clients="$CLIENTS" -v batch="$GRANT_BATCH_SIZE" \
 	-f "$work/report.sql" >"$work/REPORT.md"

@@ -1,7 +1,7 @@
 -- bench/results/coordinator/REPORT.md from one run of make
 -- bench-coordinator (the views of analysis.sql, in bench_report).  Run by
 -- bench/coordinator.sh with psql -At and the variables quick, when,
--- machine, pgversion, commit, load_before, load_after, runtime, clients and
+-- machine, pgversion, commit, coordinator_version, load_before, load_after, runtime, clients and
 -- batch.  The part between the summary markers goes into README.md.
 
 \set QUIET on
@@ -59,9 +59,9 @@ SELECT '# make bench-coordinator: what one coordinator carries'
 	   || CASE WHEN :quick = 1 THEN ' (BENCH_QUICK=1: a short trial run, N = 1,000 only)' ELSE '' END;
 SELECT '';
 SELECT '<!-- summary:begin -->';
-SELECT format('Latest run: %s, %s s, %s (load average before the run: %s; after: %s), tree %s, %s.',
+SELECT format('Latest run: %s, %s s, %s (load average before the run: %s; after: %s), tree %s, snowid_coordinator %s, %s.',
 			  :'when', :'runtime', :'machine', :'load_before', :'load_after', :'commit',
-			  split_part(:'pgversion', ' on ', 1));
+			  :'coordinator_version', split_part(:'pgversion', ' on ', 1));
 SELECT '';
 SELECT format('One coordinator (a primary with a synchronous streaming standby, synchronous_commit = on, both on this machine); lease %s s, so every node renews every %s s. pgbench plays the nodes with the keeper''s own statements over TCP on 127.0.0.1, from %s connections, **on the same 2 cores as the coordinator**. The demand is the renewal rate N nodes need (N / 10 s); renewals arrive at that rate (Poisson), and one more than a fifth of the lease late (when the keeper gives up a call) is dropped and counts as infinitely late. Grant latencies are the herd''s: N nodes restarting at once, %s at a time. CPU is every process of the coordinator''s primary, from /proc.',
 			  min(lease_ms) / 1000, min(lease_ms) / 3000, :'clients', :'clients')

@@ -1,8 +1,11 @@
 /*
  * bench/coordinator/setup.sql: what make bench-coordinator adds to each
  * coordinator database it creates on its throwaway coordinator (schema
- * bench), after CREATE EXTENSION snowid_coordinator and initialize().
- * Nothing here belongs in a real coordinator.
+ * bench), after CREATE EXTENSION snowid_coordinator VERSION '1.0' and
+ * initialize(): bench.seed() fills the pool in 1.0's lease table, then the
+ * script updates the extension (see coordinator_db in coordinator.sh), so
+ * these functions use what 1.0 has and later versions keep.  Nothing here
+ * belongs in a real coordinator.
  *
  * Simulated node i of generation g (a restarted node is a new generation:
  * the lease keeper draws a new random token at every start) owns token
@@ -46,7 +49,8 @@ $$;
  * renewed it once, except that every p_free_every-th id (when not 0) is
  * free: released an hour ago by a node that is gone.  Held leases expire
  * after p_expires.  Seeded directly: the grants are what the benchmark
- * measures, not a way to fill the pool.
+ * measures, not a way to fill the pool (60,000 grants would take longer
+ * than the whole run while grants cost O(pool)).
  */
 CREATE FUNCTION bench.seed(p_nodes int, p_free_every int, p_expires interval)
 RETURNS void
@@ -59,7 +63,7 @@ BEGIN
 	SELECT * INTO STRICT s FROM snowid_coordinator.settings;
 	INSERT INTO snowid_coordinator.leases
 		(worker_id, owner, node_name, high_water_ms, expires_at, acquired_at,
-		 renewed_at, released_at, floor_ms)
+		 renewed_at, released_at)
 	SELECT g,
 		   CASE WHEN free THEN NULL ELSE bench.token(1, g) END,
 		   CASE WHEN free THEN 'gone-' ELSE 'node-' END || g,
@@ -67,8 +71,7 @@ BEGIN
 		   CASE WHEN free THEN now() - interval '1 hour' ELSE now() + p_expires END,
 		   now() - interval '2 hours',
 		   CASE WHEN free THEN NULL ELSE now() END,
-		   CASE WHEN free THEN now() - interval '1 hour' END,
-		   0
+		   CASE WHEN free THEN now() - interval '1 hour' END
 	  FROM generate_series(0, p_nodes - 1) g,
 		   LATERAL (SELECT p_free_every > 0 AND g % p_free_every = p_free_every - 1 AS free) f;
 	ANALYZE snowid_coordinator.leases;
