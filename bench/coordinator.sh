@@ -36,6 +36,15 @@
 set -euo pipefail
 source "$(dirname "$0")/../scripts/common.sh"
 
+# It installs the extension into the PostgreSQL that PG_CONFIG names and
+# runs from there: hold the lock make test holds for that installation
+# (scripts/test.sh), so that neither changes the other's files mid-run.
+if [ -z "${SNOWID_TEST_LOCKED:-}" ] && command -v flock >/dev/null; then
+	lock=${TMPDIR:-/tmp}/snowid-test.$(echo "$PG_CONFIG" | cksum | cut -d' ' -f1).lock
+	export SNOWID_TEST_LOCKED=1
+	exec flock -o "$lock" bash "$0" "$@"
+fi
+
 BENCH=$SNOWID_ROOT/bench/coordinator
 RESULTS=$SNOWID_ROOT/bench/results/coordinator
 LEASE_MS=30000
@@ -201,7 +210,7 @@ for b in $(seq 1 "$GRANT_BATCHES"); do
 		run_pgbench "pool$w" "grant$w.$b" -c 1 -t "$GRANT_BATCH_SIZE" $(layout_vars "$w") -f "$work/grant.sql"
 		load_log "grant$w.$b"
 		[ "$(val "pool$w" "SELECT bench.release_all('joiner-%')")" -eq "$GRANT_BATCH_SIZE" ] ||
-			die "pool$w: batch $b did not grant $GRANT_BATCH_SIZE leases; see $work/pgbench.grant$w.$b.out"
+			die "pool$w: batch $b did not grant $GRANT_BATCH_SIZE leases: $(tail -3 "$work/pgbench.grant$w.$b.out")"
 	done
 done
 
@@ -241,7 +250,7 @@ for n in $NODES; do
 	check_events "$db" "$since"
 	granted=$(val "$db" "SELECT count(*) FROM snowid_coordinator.leases
 		WHERE owner::text LIKE '00000002-%' AND acquired_at >= '$since'")
-	[ "$granted" -gt 0 ] || die "$db: the herd got no grant; see $work/pgbench.herd$n.out"
+	[ "$granted" -gt 0 ] || die "$db: the herd got no grant: $(tail -3 "$work/pgbench.herd$n.out")"
 	load_log "herd$n"
 	sql bench_report -c "INSERT INTO run VALUES ($n, $w, $LEASE_MS, $CLIENTS, $RENEW_SECONDS,
 		$((c1 - c0)), $((s1 - s0)), $((p1 - p0)), $HERD_SECONDS,

@@ -84,7 +84,7 @@ SELECT format('| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s ms | 
   FROM run_figures ORDER BY nodes;
 SELECT '';
 SELECT CASE WHEN measured IS NULL
-			THEN format('**Largest N carried** with renewal p99 below a tenth of the lease (%s s): none of the N measured.', pg_temp.num(lease_ms / 10000.0, 1))
+			THEN format('**Largest N carried** with renewal p99 below a tenth of the lease (%s s): none of the N measured', pg_temp.num(lease_ms / 10000.0, 1))
 			ELSE format('**Largest N carried** with renewal p99 below a tenth of the lease (%s s): %s of the N measured', pg_temp.num(lease_ms / 10000.0, 1), pg_temp.num(measured)) END
 	   || CASE WHEN saturated
 			   THEN format('; the renewals saturated at %s/s, which at one renewal per node every %s s would be at most ~%s nodes (an upper bound: at saturation the p99 is not below a tenth of the lease).',
