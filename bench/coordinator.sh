@@ -5,7 +5,8 @@
 # Starts a throwaway coordinator on loopback: a primary with a synchronous
 # streaming standby (synchronous_standby_names, synchronous_commit = on),
 # each coordinator database with CREATE EXTENSION snowid_coordinator and
-# initialize() for a 30 s lease.  pgbench (PostgreSQL's own) plays the
+# initialize() for a 30 s lease (the pool filled at 1.0, then updated: see
+# coordinator_db).  pgbench (PostgreSQL's own) plays the
 # nodes, with the statements the lease keeper sends (src/lease_client.c),
 # over TCP on 127.0.0.1, on the same 2 cores as the coordinator:
 #
@@ -31,8 +32,9 @@
 # bench-coordinator:begin and :end markers).  Every figure is also given
 # as a ratio: to the demand, to the lease, or to the other pool of the
 # same run.  About 8 minutes on 2 cores.  BENCH_QUICK=1: N = 1,000 only,
-# short phases, results in bench/results/coordinator/quick/, README.md
-# left alone.  No test depends on it.
+# short phases.  A quick run, or any run with BENCH_NODES, BENCH_CLIENTS,
+# RENEW_SECONDS or HERD_SECONDS set, writes to bench/results/coordinator/
+# trial/ and leaves README.md alone.  No test depends on it.
 set -euo pipefail
 source "$(dirname "$0")/../scripts/common.sh"
 
@@ -46,6 +48,8 @@ if [ -z "${SNOWID_TEST_LOCKED:-}" ] && command -v flock >/dev/null; then
 fi
 
 BENCH=$SNOWID_ROOT/bench/coordinator
+standard=1
+[ -n "${BENCH_NODES:-}${BENCH_CLIENTS:-}${RENEW_SECONDS:-}${HERD_SECONDS:-}" ] && standard=0
 RESULTS=$SNOWID_ROOT/bench/results/coordinator
 LEASE_MS=30000
 CLIENTS=${BENCH_CLIENTS:-16}
@@ -55,16 +59,17 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	RENEW_SECONDS=${RENEW_SECONDS:-10}
 	HERD_SECONDS=${HERD_SECONDS:-20}
 	GRANT_BATCHES=3
-	RESULTS=$RESULTS/quick
 else
 	QUICK=0
 	NODES=${BENCH_NODES:-1000 10000 60000}
 	RENEW_SECONDS=${RENEW_SECONDS:-45}
-	HERD_SECONDS=${HERD_SECONDS:-45}
+	HERD_SECONDS=${HERD_SECONDS:-60}
 	GRANT_BATCHES=12
 fi
 GRANT_BATCH_SIZE=5			# the 1,024-id pool has 10 free ids at 99% held
 EPOCH_MS=1735689600000		# initialize()'s default epoch, 2025-01-01 UTC
+# Only a standard full run replaces the results kept in the tree.
+[ "$QUICK" = 1 ] || [ "$standard" = 0 ] && RESULTS=$RESULTS/trial
 
 ensure_packages postgresql-15
 build_and_install
@@ -275,7 +280,7 @@ cp "$work/REPORT.md" "$work/runs.csv" "$RESULTS"/
 cat "$RESULTS/REPORT.md"
 
 readme=$SNOWID_ROOT/README.md
-if [ "$QUICK" = 0 ] && grep -q '^<!-- bench-coordinator:begin -->$' "$readme"; then
+if [ "$QUICK" = 0 ] && [ "$standard" = 1 ] && grep -q '^<!-- bench-coordinator:begin -->$' "$readme"; then
 	{
 		echo '<!-- bench-coordinator:begin -->'
 		sed -n '/^<!-- summary:begin -->$/,/^<!-- summary:end -->$/p' "$work/REPORT.md" | sed '1d;$d'
