@@ -284,6 +284,7 @@ if [ "$QUICK" = 0 ] && [ "$standard" = 1 ] && grep -q '^<!-- bench-coordinator:b
 	{
 		echo '<!-- bench-coordinator:begin -->'
 		sed -n '/^<!-- summary:begin -->$/,/^<!-- summary:end -->$/p' "$work/REPORT.md" | sed '1d;$d'
+		echo
 		echo 'Full report: [bench/results/coordinator/REPORT.md](bench/results/coordinator/REPORT.md).'
 		echo '<!-- bench-coordinator:end -->'
 	} >"$work/readme-block.md"
