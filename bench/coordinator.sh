@@ -31,7 +31,7 @@
 # refreshes the coordinator section of README.md (between its
 # bench-coordinator:begin and :end markers).  Every figure is also given
 # as a ratio: to the demand, to the lease, or to the other pool of the
-# same run.  About 8 minutes on 2 cores.  BENCH_QUICK=1: N = 1,000 only,
+# same run.  About 5 minutes on 2 cores.  BENCH_QUICK=1: N = 1,000 only,
 # short phases.  A quick run, or any run with BENCH_NODES, BENCH_CLIENTS,
 # RENEW_SECONDS or HERD_SECONDS set, writes to bench/results/coordinator/
 # trial/ and leaves README.md alone.  No test depends on it.
@@ -186,7 +186,7 @@ run_pgbench() {
 load_log() {
 	local phase=$1
 	cat "$work/log.$phase".* | sed "s/^/$phase /" |
-		sql bench_report -c "COPY pgbench_line (line) FROM STDIN"
+		sql bench_report -c "COPY pgbench_line (line) FROM STDIN" -c "SELECT parse_lines()" >/dev/null
 	rm -f "$work/log.$phase".*
 }
 

@@ -20,16 +20,37 @@
  * answers are known.
  */
 
+/* As loaded (COPY), until parse_lines() moves them into pgbench_tx. */
 CREATE TABLE pgbench_line (line text NOT NULL);
 
-CREATE VIEW pgbench_tx AS
-SELECT f[1] AS phase,
-	   f[2]::int AS client,
-	   f[3]::bigint AS txno,
-	   CASE WHEN f[4] ~ '^[0-9]+$' THEN f[4]::float8 / 1000 ELSE 'Infinity' END AS latency_ms,
-	   f[4] !~ '^[0-9]+$' AS dropped,
-	   to_timestamp(f[6]::float8 + f[7]::float8 / 1e6) AS ended
-  FROM (SELECT string_to_array(line, ' ') AS f FROM pgbench_line) l;
+CREATE TABLE pgbench_tx (
+	phase		text NOT NULL,
+	client		int NOT NULL,
+	txno		bigint NOT NULL,
+	latency_ms	float8 NOT NULL,	/* Infinity when dropped */
+	dropped		bool NOT NULL,		/* skipped or failed */
+	ended		timestamptz NOT NULL
+);
+CREATE INDEX ON pgbench_tx (phase);
+
+/* Parse the lines loaded so far into pgbench_tx; returns how many. */
+CREATE FUNCTION parse_lines()
+RETURNS bigint
+LANGUAGE sql
+AS $$
+	WITH moved AS (
+		DELETE FROM pgbench_line RETURNING string_to_array(line, ' ') AS f
+	), parsed AS (
+		INSERT INTO pgbench_tx
+		SELECT f[1], f[2]::int, f[3]::bigint,
+			   CASE WHEN f[4] ~ '^[0-9]+$' THEN f[4]::float8 / 1000 ELSE 'Infinity' END,
+			   f[4] !~ '^[0-9]+$',
+			   to_timestamp(f[6]::float8 + f[7]::float8 / 1e6)
+		  FROM moved
+		RETURNING 1
+	)
+	SELECT count(*) FROM parsed
+$$;
 
 /*
  * The transactions of one phase, summed up.  For a herd (p_clients and
@@ -111,6 +132,7 @@ SELECT r.nodes,
 	   re.p50_ms AS renew_p50_ms,
 	   re.p99_ms AS renew_p99_ms,
 	   re.p99_ms / r.lease_ms AS renew_p99_per_lease,
+	   re.max_ms AS renew_max_ms,
 	   r.renew_ticks::float8 / r.clk_tck / NULLIF(re.transactions - re.dropped, 0) * 1000 AS cpu_ms_per_renewal,
 	   r.renew_ticks::float8 / r.clk_tck / r.renew_seconds AS coordinator_cores,
 	   r.standby_ticks::float8 / r.clk_tck / r.renew_seconds AS standby_cores,

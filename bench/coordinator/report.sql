@@ -40,6 +40,9 @@ LANGUAGE sql IMMUTABLE AS $$
 		   END
 $$;
 
+-- Every figure once (each row sorts its phases' latencies).
+CREATE TEMP TABLE f AS SELECT * FROM run_figures;
+
 CREATE TEMP VIEW g AS
 SELECT (SELECT p50_ms FROM grant_figures WHERE pool = 1024) AS small,
 	   (SELECT p50_ms FROM grant_figures WHERE pool = 65536) AS large;
@@ -53,7 +56,7 @@ SELECT max(nodes) FILTER (WHERE sustained_ratio >= 0.95 AND renewals_dropped = 0
 	   max(sustained_per_s) AS best_rate,
 	   max(sustained_per_s) FILTER (WHERE sustained_ratio < 0.95) * min(lease_ms) / 3000.0 AS estimate,
 	   min(lease_ms) AS lease_ms
-  FROM run_figures;
+  FROM f;
 
 SELECT '# make bench-coordinator: what one coordinator carries'
 	   || CASE WHEN :quick = 1 THEN ' (BENCH_QUICK=1: a short trial run, N = 1,000 only)' ELSE '' END;
@@ -65,7 +68,7 @@ SELECT format('Latest run: %s, %s s, %s (load average before the run: %s; after:
 SELECT '';
 SELECT format('One coordinator (a primary with a synchronous streaming standby, synchronous_commit = on, both on this machine); lease %s s, so every node renews every %s s. pgbench plays the nodes with the keeper''s own statements over TCP on 127.0.0.1, from %s connections, **on the same 2 cores as the coordinator**. The demand is the renewal rate N nodes need (N / 10 s); renewals arrive at that rate (Poisson), and one more than a fifth of the lease late (when the keeper gives up a call) is dropped and counts as infinitely late. Grant latencies are the herd''s: N nodes restarting at once, %s at a time. CPU is every process of the coordinator''s primary, from /proc.',
 			  min(lease_ms) / 1000, min(lease_ms) / 3000, :'clients', :'clients')
-  FROM run_figures;
+  FROM f;
 SELECT '';
 SELECT '| nodes N | pool (worker ids) | demand (renewals/s) | sustained / demand | renewal p50 | renewal p99 | p99 / lease | grant p50 / p99 (herd) | herd: all N granted in | herd / lease | CPU per renewal | coordinator cores at demand |';
 SELECT '|---|---|---|---|---|---|---|---|---|---|---|---|';
@@ -81,7 +84,7 @@ SELECT format('| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s ms | 
 				  || CASE WHEN herd_s IS NULL THEN ' (est.)' ELSE '' END,
 			  pg_temp.num(cpu_ms_per_renewal, 2),
 			  pg_temp.ratio(cpu_ms_per_renewal * demand_per_s / 1000))
-  FROM run_figures ORDER BY nodes;
+  FROM f ORDER BY nodes;
 SELECT '';
 SELECT CASE WHEN measured IS NULL
 			THEN format('**Largest N carried** with renewal p99 below a tenth of the lease (%s s): none of the N measured', pg_temp.num(lease_ms / 10000.0, 1))
@@ -105,26 +108,24 @@ SELECT format('| median grant, 65,536-id pool / 1,024-id pool (99%% held) | %s |
 SELECT format('| 10,000 nodes, %s s lease: renewal p99 | %s | < 3 s | %s |', lease_ms / 1000,
 			  pg_temp.lat(renew_p99_ms),
 			  CASE WHEN renew_p99_ms < 3000 AND sustained_ratio >= 0.95 THEN 'met' ELSE 'not met' END)
-  FROM run_figures WHERE nodes = 10000;
+  FROM f WHERE nodes = 10000;
 SELECT '<!-- summary:end -->';
 SELECT '';
 SELECT '## Renewals, per N';
 SELECT '';
-SELECT format('Each N: %s s of renewals, after seeding the pool with N held leases.', pg_temp.num(min(renew_seconds))) FROM run_figures;
+SELECT format('Each N: %s s of renewals, after seeding the pool with N held leases.', pg_temp.num(min(renew_seconds))) FROM f;
 SELECT '';
 SELECT '| nodes N | sent | dropped (lag > lease/5) | completed but slower than lease/5 | renewals/s sustained | max latency | coordinator cores | standby cores | simulator (pgbench) cores |';
 SELECT '|---|---|---|---|---|---|---|---|---|';
 SELECT format('| %s | %s | %s | %s | %s | %s | %s | %s | %s |',
 			  pg_temp.num(nodes), pg_temp.num(renewals_sent), pg_temp.num(renewals_dropped),
-			  pg_temp.num(renewals_late), pg_temp.num(sustained_per_s, 1), pg_temp.lat(max_ms),
+			  pg_temp.num(renewals_late), pg_temp.num(sustained_per_s, 1), pg_temp.lat(renew_max_ms),
 			  pg_temp.ratio(coordinator_cores), pg_temp.ratio(standby_cores), pg_temp.ratio(simulator_cores))
-  FROM run_figures f,
-	   LATERAL (SELECT max_ms FROM latency_summary('renew' || f.nodes)) m
- ORDER BY nodes;
+  FROM f ORDER BY nodes;
 SELECT '';
 SELECT '## The thundering herd, per N';
 SELECT '';
-SELECT format('Every node shuts down cleanly (releases its lease), then all N start again at once with new tokens and ask for a grant, %s at a time, each from its own name (so the coordinator prefers its last worker id); at most %s s.', :'clients', pg_temp.num(min(herd_cap_s))) FROM run_figures;
+SELECT format('Every node shuts down cleanly (releases its lease), then all N start again at once with new tokens and ask for a grant, %s at a time, each from its own name (so the coordinator prefers its last worker id); at most %s s.', :'clients', pg_temp.num(min(herd_cap_s))) FROM f;
 SELECT '';
 SELECT '| nodes N | granted | within the limit | first start to last grant | grants/s | grant p50 | grant p99 |';
 SELECT '|---|---|---|---|---|---|---|';
@@ -133,7 +134,7 @@ SELECT format('| %s | %s | %s | %s s | %s | %s | %s |',
 			  CASE WHEN herd_s IS NOT NULL THEN 'all' ELSE format('no (%s s)', pg_temp.num(herd_cap_s)) END,
 			  pg_temp.num(herd_span_s, 1), pg_temp.num(herd_logged / NULLIF(herd_span_s, 0), 1),
 			  pg_temp.lat(grant_p50_ms), pg_temp.lat(grant_p99_ms))
-  FROM run_figures ORDER BY nodes;
+  FROM f ORDER BY nodes;
 SELECT '';
 SELECT '## Grant cost against the pool';
 SELECT '';

@@ -34,6 +34,8 @@ sub load_lines
 	my @lines = @_;
 	my $values = join(",\n", map { "('$_')" } @lines);
 	$node->safe_psql('postgres', "INSERT INTO pgbench_line (line) VALUES $values");
+	is($node->safe_psql('postgres', 'SELECT parse_lines()'), scalar(@lines),
+		'parse_lines() takes every line loaded');
 }
 
 sub summary
@@ -82,17 +84,18 @@ is($node->safe_psql('postgres', qq{SELECT extract(epoch FROM first_start)::numer
 # per second over the 98 renewals are 5 ms each, 0.004 of a core; all 8
 # granted (the database counted the late one too): the herd took 6.01 s.
 $node->safe_psql('postgres', q{
-UPDATE pgbench_line SET line = replace(line, 'renewA ', 'renew8 ') WHERE line LIKE 'renewA %';
-UPDATE pgbench_line SET line = replace(line, 'herdA ', 'herd8 ') WHERE line LIKE 'herdA %'});
+UPDATE pgbench_tx SET phase = 'renew8' WHERE phase = 'renewA';
+UPDATE pgbench_tx SET phase = 'herd8' WHERE phase = 'herdA'});
 $node->safe_psql('postgres', qq{INSERT INTO run VALUES
 	(8, 10, 30000, 3, 122.5, 49, 7, 14, 30, to_timestamp($t + 30), 8, 100)});
 my $figures = q{
 SELECT round(demand_per_s::numeric, 3), round(sustained_ratio::numeric, 3), renew_p50_ms, renew_p99_ms,
 	   round(renew_p99_per_lease::numeric, 3), round(cpu_ms_per_renewal::numeric, 3),
-	   round(coordinator_cores::numeric, 3), round(herd_s::numeric, 3), grant_p50_ms, grant_p99_ms
+	   round(coordinator_cores::numeric, 3), round(herd_s::numeric, 3), grant_p50_ms, grant_p99_ms,
+	   renew_max_ms, renewals_dropped
   FROM run_figures};
 is($node->safe_psql('postgres', $figures),
-	'0.800|1.000|50|Infinity|Infinity|5.000|0.004|6.010|40|70',
+	'0.800|1.000|50|Infinity|Infinity|5.000|0.004|6.010|40|70|98|2',
 	'per N: demand N / 10 s, sustained / demand, CPU per renewal, herd time');
 $node->safe_psql('postgres', q{UPDATE run SET herd_granted = 5});
 is($node->safe_psql('postgres', q{SELECT herd_s IS NULL, round(herd_estimate_s::numeric, 2) FROM run_figures}),
