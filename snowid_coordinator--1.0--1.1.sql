@@ -46,6 +46,76 @@ ALTER TABLE snowid_coordinator.leases
 	ADD COLUMN floor_ms bigint;
 
 /*
+ * A grant, and the pool view, at a cost that does not grow with the pool
+ * (docs/design.md, "The coordinator's cost"): one index for each question
+ * a grant asks.  Which lease does this token hold (owner)?  Which worker
+ * id did this node name hold last (node_name)?  Which free worker id has
+ * the lowest high-water mark (high_water_ms)?  Which leases are live
+ * (expires_at: held or cooling down, for the counts)?
+ */
+CREATE INDEX leases_owner_idx ON snowid_coordinator.leases (owner);
+CREATE INDEX leases_node_idx ON snowid_coordinator.leases (node_name, acquired_at);
+CREATE INDEX leases_high_water_idx ON snowid_coordinator.leases (high_water_ms, worker_id);
+CREATE INDEX leases_expires_idx ON snowid_coordinator.leases (expires_at);
+
+/*
+ * Grants take this table's lock, one at a time.  Renewals and releases
+ * never take it (they lock their own row), so they go on while a storm of
+ * grants after a mass restart waits here.
+ */
+CREATE TABLE snowid_coordinator.grant_lock ();
+REVOKE ALL ON snowid_coordinator.grant_lock FROM PUBLIC;
+
+/*
+ * The last count of free worker ids per range (region), for the grant's
+ * low-pool warning: counted at most once a second.  A cache, not
+ * configuration: pg_dump does not carry it.
+ */
+CREATE TABLE snowid_coordinator.pool_checks (
+	first_id	int PRIMARY KEY,
+	free		int NOT NULL,
+	checked_at	timestamptz NOT NULL
+);
+REVOKE ALL ON snowid_coordinator.pool_checks FROM PUBLIC;
+
+/*
+ * The worker ids of a range get their lease rows in order, the lowest
+ * first, so that the one above the highest row is the lowest never used.
+ * A lease that a node restores (lease_renew_v2) may land above that: the
+ * ids in between get rows of their own, free and never used (high-water
+ * mark 0), so that the order holds.  Fills [the highest row below
+ * p_before, or p_first; p_before).
+ */
+CREATE FUNCTION snowid_coordinator.fill_never_used(p_first int, p_before int)
+RETURNS void
+LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $$
+	INSERT INTO snowid_coordinator.leases
+		(worker_id, owner, node_name, high_water_ms, expires_at, acquired_at)
+	SELECT g, NULL, '(never used)', 0, '-infinity', '-infinity'
+	  FROM generate_series(
+			COALESCE((SELECT max(l.worker_id) + 1
+						FROM snowid_coordinator.leases l
+					   WHERE l.worker_id >= p_first AND l.worker_id < p_before),
+					 p_first),
+			p_before - 1) g
+	ON CONFLICT (worker_id) DO NOTHING;
+$$;
+
+/* A 1.0 pool has no gaps (its grants took the lowest id first); make sure. */
+INSERT INTO snowid_coordinator.leases
+	(worker_id, owner, node_name, high_water_ms, expires_at, acquired_at)
+SELECT g, NULL, '(never used)', 0, '-infinity', '-infinity'
+  FROM (SELECT (l.worker_id >> (s.worker_bits - s.region_bits))
+				   << (s.worker_bits - s.region_bits) AS first_id,
+			   max(l.worker_id) AS top
+		  FROM snowid_coordinator.leases l, snowid_coordinator.settings s
+		 GROUP BY 1) r,
+	   generate_series(r.first_id, r.top - 1) g
+ON CONFLICT (worker_id) DO NOTHING;
+
+/*
  * One random value per creation of the extension.  Not a configuration
  * table: pg_dump never carries its row, so a restore (which creates the
  * extension again before it loads the configuration tables) or a DROP and
@@ -312,6 +382,13 @@ $$;
  * created), then the free one with the lowest high-water mark, so that
  * the floor most likely lies below the node's clock.  The caller holds
  * the lock that serialises grants.  No row: none is free.
+ *
+ * Each step is one index probe, whatever the pool's size.  The last walks
+ * leases_high_water_idx from the lowest mark and stops at the first free
+ * row: it passes over only the leases that are not free yet have a lower
+ * mark: the ones cooling down, and held ones whose node's clock lags (a
+ * held lease was renewed within one lease time, so its mark normally lies
+ * above every long expired one's).
  */
 CREATE FUNCTION snowid_coordinator.choose_worker(p_node_name text,
 												 p_first int, p_last int,
@@ -321,11 +398,13 @@ CREATE FUNCTION snowid_coordinator.choose_worker(p_node_name text,
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	top int;
 BEGIN
 	SELECT l.worker_id, l.high_water_ms INTO worker_id, high_water_ms
 	  FROM snowid_coordinator.leases l
-	 WHERE l.worker_id BETWEEN p_first AND p_last
-	   AND l.node_name = p_node_name
+	 WHERE l.node_name = p_node_name
+	   AND l.worker_id BETWEEN p_first AND p_last
 	   AND snowid_coordinator.lease_state(l.owner, l.expires_at, p_safety_ms) = 'free'
 	 ORDER BY l.acquired_at DESC
 	 LIMIT 1;
@@ -333,26 +412,80 @@ BEGIN
 		RETURN;
 	END IF;
 
-	SELECT g INTO worker_id
-	  FROM generate_series(p_first, p_last) g
-	 WHERE NOT EXISTS (SELECT FROM snowid_coordinator.leases l
-						WHERE l.worker_id = g)
-	 ORDER BY g
-	 LIMIT 1;
-	IF FOUND THEN
+	/* never used: above the range's highest row (see fill_never_used) */
+	SELECT max(l.worker_id) INTO top
+	  FROM snowid_coordinator.leases l
+	 WHERE l.worker_id BETWEEN p_first AND p_last;
+	worker_id := COALESCE(top + 1, p_first);
+	IF worker_id <= p_last THEN
 		high_water_ms := 0;
 		INSERT INTO snowid_coordinator.leases
 			(worker_id, owner, node_name, high_water_ms, expires_at, acquired_at)
-		VALUES (worker_id, NULL, p_node_name, 0, '-infinity', now());
-		RETURN;
+		VALUES (worker_id, NULL, p_node_name, 0, '-infinity', now())
+		ON CONFLICT DO NOTHING;
+		IF FOUND THEN
+			RETURN;
+		END IF;
 	END IF;
 
 	SELECT l.worker_id, l.high_water_ms INTO worker_id, high_water_ms
 	  FROM snowid_coordinator.leases l
 	 WHERE l.worker_id BETWEEN p_first AND p_last
 	   AND snowid_coordinator.lease_state(l.owner, l.expires_at, p_safety_ms) = 'free'
-	 ORDER BY l.high_water_ms
+	 ORDER BY l.high_water_ms, l.worker_id
 	 LIMIT 1;
+END;
+$$;
+
+/*
+ * How many worker ids of [p_first, p_last] are free, after a grant, for
+ * the low-pool warning; at a cost that does not grow with the pool.  The
+ * never-used ids above the range's highest row are free: when
+ * they are a tenth of the range or more, the pool is not low and nothing
+ * is counted (NULL).  Else the live leases are counted (leases_expires_idx:
+ * a lease that is not free has an owner and has not been expired longer
+ * than the safety period, by lease_state()), at most once a second per
+ * range; in between the last count answers.
+ */
+CREATE FUNCTION snowid_coordinator.pool_free(p_first int, p_last int,
+											 p_safety_ms int)
+RETURNS int
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	total int := p_last - p_first + 1;
+	top int;
+	live int;
+	free_ids int;
+BEGIN
+	SELECT max(l.worker_id) INTO top
+	  FROM snowid_coordinator.leases l
+	 WHERE l.worker_id BETWEEN p_first AND p_last;
+	IF (p_last - top) * 10 >= total THEN
+		RETURN NULL;
+	END IF;
+
+	SELECT c.free INTO free_ids
+	  FROM snowid_coordinator.pool_checks c
+	 WHERE c.first_id = p_first
+	   AND c.checked_at > now() - interval '1 second';
+	IF FOUND THEN
+		RETURN free_ids;
+	END IF;
+
+	SELECT count(*) INTO live
+	  FROM snowid_coordinator.leases l
+	 WHERE l.expires_at >= now() - snowid_coordinator.ms(p_safety_ms)
+	   AND l.owner IS NOT NULL
+	   AND l.worker_id BETWEEN p_first AND p_last
+	   AND snowid_coordinator.lease_state(l.owner, l.expires_at, p_safety_ms) <> 'free';
+	free_ids := total - live;
+	INSERT INTO snowid_coordinator.pool_checks AS c (first_id, free, checked_at)
+	VALUES (p_first, free_ids, now())
+	ON CONFLICT (first_id) DO UPDATE
+	   SET free = EXCLUDED.free, checked_at = EXCLUDED.checked_at;
+	RETURN free_ids;
 END;
 $$;
 
@@ -399,7 +532,7 @@ DECLARE
 	last_id int;
 	chosen record;
 	retried record;
-	in_use int;
+	free_ids int;
 	region_text text;
 BEGIN
 	coordinator_now_ms := snowid_coordinator.now_ms();
@@ -479,7 +612,7 @@ BEGIN
 		RETURN;
 	END IF;
 
-	LOCK TABLE snowid_coordinator.leases IN SHARE ROW EXCLUSIVE MODE;
+	LOCK TABLE snowid_coordinator.grant_lock IN EXCLUSIVE MODE;
 
 	/* A retried grant: the lease this token already holds. */
 	SELECT l.worker_id, l.floor_ms INTO retried
@@ -500,45 +633,51 @@ BEGIN
 		RETURN;
 	END IF;
 
-	SELECT * INTO chosen
-	  FROM snowid_coordinator.choose_worker(p_node_name, first_id, last_id, s.safety_ms);
-	IF chosen.worker_id IS NULL THEN
-		status := 'no_free_worker';
-		detail := format('All %s worker ids%s are held or cooling down.',
-						 last_id - first_id + 1, region_text);
-		PERFORM snowid_coordinator.log_event(NULL, p_node_name, 'refused', detail);
-		RETURN;
-	END IF;
+	/*
+	 * Take the chosen worker id if it is still free.  Renewals do not take
+	 * the grant lock, so the owner of an expired lease may renew it (or a
+	 * node restore it) between the choice and the update; then choose
+	 * again.
+	 */
+	FOR attempt IN 1..3 LOOP
+		SELECT * INTO chosen
+		  FROM snowid_coordinator.choose_worker(p_node_name, first_id, last_id, s.safety_ms);
+		IF chosen.worker_id IS NULL THEN
+			status := 'no_free_worker';
+			detail := format('All %s worker ids%s are held or cooling down.',
+							 last_id - first_id + 1, region_text);
+			PERFORM snowid_coordinator.log_event(NULL, p_node_name, 'refused', detail);
+			RETURN;
+		END IF;
 
-	floor_ms := GREATEST(chosen.high_water_ms, s.fence_floor_ms);
-	UPDATE snowid_coordinator.leases l
-	   SET owner = p_token,
-		   node_name = p_node_name,
-		   high_water_ms = GREATEST(l.high_water_ms,
-									p_node_clock_ms + s.lease_ms + s.margin_ms),
-		   floor_ms = lease_acquire_v2.floor_ms,
-		   expires_at = now() + snowid_coordinator.ms(s.lease_ms),
-		   acquired_at = now(),
-		   renewed_at = NULL,
-		   released_at = NULL
-	 WHERE l.worker_id = chosen.worker_id
-	   AND snowid_coordinator.lease_state(l.owner, l.expires_at, s.safety_ms) = 'free'
-	RETURNING l.high_water_ms INTO high_water_ms;
-	IF NOT FOUND THEN
-		RAISE EXCEPTION 'worker id % changed owner during a grant', chosen.worker_id;
-	END IF;
+		UPDATE snowid_coordinator.leases l
+		   SET owner = p_token,
+			   node_name = p_node_name,
+			   high_water_ms = GREATEST(l.high_water_ms,
+										p_node_clock_ms + s.lease_ms + s.margin_ms),
+			   floor_ms = GREATEST(l.high_water_ms, s.fence_floor_ms),
+			   expires_at = now() + snowid_coordinator.ms(s.lease_ms),
+			   acquired_at = now(),
+			   renewed_at = NULL,
+			   released_at = NULL
+		 WHERE l.worker_id = chosen.worker_id
+		   AND snowid_coordinator.lease_state(l.owner, l.expires_at, s.safety_ms) = 'free'
+		RETURNING l.high_water_ms, l.floor_ms INTO high_water_ms, floor_ms;
+		EXIT WHEN FOUND;
+		IF attempt = 3 THEN
+			RAISE EXCEPTION 'worker id % changed owner during a grant', chosen.worker_id
+				USING ERRCODE = '40001',
+					  HINT = 'The node retries the grant.';
+		END IF;
+	END LOOP;
 
 	/* Warn when fewer than 10% of the region's worker ids are free. */
-	SELECT count(*) INTO in_use
-	  FROM snowid_coordinator.leases l
-	 WHERE l.worker_id BETWEEN first_id AND last_id
-	   AND snowid_coordinator.lease_state(l.owner, l.expires_at, s.safety_ms) <> 'free';
-	IF (last_id - first_id + 1 - in_use) * 10 < last_id - first_id + 1 THEN
+	free_ids := snowid_coordinator.pool_free(first_id, last_id, s.safety_ms);
+	IF free_ids * 10 < last_id - first_id + 1 THEN
 		RAISE WARNING 'snowid worker id pool is running low'
 			USING ERRCODE = '01SN1',
 				  DETAIL = format('%s of the %s worker ids%s are free.',
-								  last_id - first_id + 1 - in_use, last_id - first_id + 1,
-								  region_text),
+								  free_ids, last_id - first_id + 1, region_text),
 				  HINT = 'Shut down nodes that no longer need ids, or plan a layout with more worker bits.';
 	END IF;
 	worker_id := chosen.worker_id;
@@ -637,6 +776,14 @@ BEGIN
 		RETURN;
 	END IF;
 
+	/* what a node says is untrusted: a worker id outside the pool is nobody's */
+	IF p_worker_id IS NULL OR p_worker_id < 0 OR p_worker_id >= (1 << s.worker_bits) THEN
+		status := 'lost';
+		detail := format('Worker id %s is not in this coordinator''s pool (0 to %s).',
+						 p_worker_id, (1 << s.worker_bits) - 1);
+		RETURN;
+	END IF;
+
 	declared := LEAST(p_node_clock_ms, coordinator_now_ms + s.max_clock_offset_ms)
 		+ s.lease_ms + s.margin_ms;
 	SELECT * INTO l FROM snowid_coordinator.leases r
@@ -675,6 +822,9 @@ BEGIN
 
 	IF NOT have_row OR l.owner IS NULL THEN
 		/* Forgotten: keep it held for the node that still uses it. */
+		PERFORM snowid_coordinator.fill_never_used(
+			(p_worker_id >> (s.worker_bits - s.region_bits)) << (s.worker_bits - s.region_bits),
+			p_worker_id);
 		PERFORM snowid_coordinator.fence_now(format(
 			'worker id %s: a node renewed a valid lease the coordinator had forgotten (its state went back in time); the lease is kept',
 			p_worker_id));
@@ -891,6 +1041,8 @@ used AS (
 		   count(*) FILTER (WHERE snowid_coordinator.lease_state(l.owner, l.expires_at, s.safety_ms) = 'cooling_down') AS cooling_down
 	  FROM snowid_coordinator.leases l, s
 	 WHERE l.owner IS NOT NULL
+	   /* the live leases only (leases_expires_idx): see pool_free() */
+	   AND l.expires_at >= now() - snowid_coordinator.ms(s.safety_ms)
 	 GROUP BY 1
 )
 SELECT CASE WHEN s.region_bits > 0 THEN g.r END AS region,

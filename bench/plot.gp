@@ -1,6 +1,7 @@
-# bench/results/bench.png from the data files bench/report.sql writes
-# (run by bench/run.sh in its work directory).  Every panel is a ratio to
-# the baseline of the same run, except the generator's own cost.
+# bench.png from the data files bench/report.sql writes (run by
+# bench/major.sh in its work directory, with -e "major = M"; it becomes
+# bench/results/bench-M.png).  Every panel is a ratio to the baseline of
+# the same run, except the generator's own cost.
 
 set terminal pngcairo size 1400,1000 font "DejaVu Sans,10" noenhanced
 set output 'bench.png'
@@ -12,7 +13,8 @@ set boxwidth 0.9
 set grid ytics
 set key top left
 set xtics rotate by -25 nomirror
-set multiplot layout 2,2 title "snowid benchmark (make bench): ratios to the baseline of the same run" font ",13"
+if (!exists("major")) major = 0
+set multiplot layout 2,2 title sprintf("snowid benchmark (make bench), PostgreSQL %d: ratios to the baseline of the same run", major) font ",13"
 
 set title "1. One session: ids/s ÷ nextval() CACHE 1 (log scale)"
 set logscale y

@@ -23,6 +23,7 @@ CREATE TABLE bench_raw (
 
 -- One row per session of a concurrent run (section 3).
 CREATE TABLE bench_session_raw (
+	candidate text NOT NULL,
 	sessions int NOT NULL,
 	rep int NOT NULL,
 	pid int,
@@ -126,8 +127,9 @@ END;
 $$;
 
 -- One session of a concurrent run: wait for the common start time, then
--- run the query bracketed by ids, and say how much CPU this backend used.
-CREATE FUNCTION bench_session(q text, start_at float8,
+-- run the query (bracketed by snowid ids if asked), and say how much CPU
+-- this backend used.
+CREATE FUNCTION bench_session(q text, start_at float8, bracket bool,
 							  OUT pid int, OUT n bigint,
 							  OUT first_id bigint, OUT last_id bigint,
 							  OUT started float8, OUT secs float8,
@@ -137,7 +139,7 @@ DECLARE
 	r record;
 BEGIN
 	PERFORM pg_sleep(greatest(start_at - extract(epoch FROM clock_timestamp()), 0));
-	r := bench_run(q, true);
+	r := bench_run(q, bracket);
 	pid := pg_backend_pid();
 	n := r.n;
 	first_id := r.first_id;
@@ -174,6 +176,11 @@ CREATE TABLE pgb_identity (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY);
 CREATE TABLE pgb_snowid (id snowid PRIMARY KEY DEFAULT snowid_nextval());
 CREATE TABLE pgb_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid());
 CREATE TABLE pgb_instagram (id bigint PRIMARY KEY DEFAULT bench_insta_next_id());
+-- PostgreSQL 18 and later: the server's native uuidv7().
+SELECT current_setting('server_version_num')::int >= 180000 AS has_uuidv7 \gset
+\if :has_uuidv7
+CREATE TABLE pgb_uuidv7 (id uuid PRIMARY KEY DEFAULT uuidv7());
+\endif
 
 -- Section 3: the duplicate check.
 CREATE UNLOGGED TABLE bench_dup (id bigint);

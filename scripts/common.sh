@@ -101,6 +101,21 @@ Run this as root, or run 'sudo make install' first, or set PG_CONFIG to a Postgr
 	fi
 }
 
+# The pg_config of PostgreSQL major $1: PG_CONFIG_<major> when set, else
+# Debian's package, else a complete build of scripts/build_pg.sh; nothing
+# when there is none.
+major_pg_config() {
+	local var="PG_CONFIG_$1"
+	if [ -n "${!var:-}" ]; then
+		echo "${!var}"
+	elif [ -x "/usr/lib/postgresql/$1/bin/pg_config" ]; then
+		echo "/usr/lib/postgresql/$1/bin/pg_config"
+	elif [ -x "/opt/snowid-pg/$1/bin/pg_config" ] &&
+		[ -f "/opt/snowid-pg/$1/.snowid-build-complete" ]; then
+		echo "/opt/snowid-pg/$1/bin/pg_config"
+	fi
+}
+
 # The OS user servers run as: the caller, or "postgres" when the caller
 # is root (PostgreSQL refuses to run as root).
 server_user() {
