@@ -31,7 +31,7 @@
 # refreshes the coordinator section of README.md (between its
 # bench-coordinator:begin and :end markers).  Every figure is also given
 # as a ratio: to the demand, to the lease, or to the other pool of the
-# same run.  About 5 minutes on 2 cores.  BENCH_QUICK=1: N = 1,000 only,
+# same run.  4 to 7 minutes on 2 cores.  BENCH_QUICK=1: N = 1,000 only,
 # short phases.  A quick run, or any run with BENCH_NODES, BENCH_CLIENTS,
 # RENEW_SECONDS or HERD_SECONDS set, writes to bench/results/coordinator/
 # trial/ and leaves README.md alone.  No test depends on it.
@@ -63,7 +63,7 @@ else
 	QUICK=0
 	NODES=${BENCH_NODES:-1000 10000 60000}
 	RENEW_SECONDS=${RENEW_SECONDS:-45}
-	HERD_SECONDS=${HERD_SECONDS:-60}
+	HERD_SECONDS=${HERD_SECONDS:-120}
 	GRANT_BATCHES=12
 fi
 GRANT_BATCH_SIZE=5			# the 1,024-id pool has 10 free ids at 99% held
