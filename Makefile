@@ -59,7 +59,7 @@ PROVE_FLAGS = -I ./test/perl --verbose
 # The suites one by one, so that one failing suite does not hide the
 # others (scripts/test.sh runs them all and sums up).
 .PHONY: regresscheck isolationcheck tapcheck fuzzcheck test demo demo-cluster bench \
-	chaos chaos-check chaos-test
+	bench-coordinator chaos chaos-check chaos-test
 regresscheck:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
 
@@ -82,6 +82,12 @@ demo:
 # Not part of the tests: snowid against the alternatives (bench/run.sh).
 bench:
 	bash bench/run.sh
+
+# Not part of the tests either: what one coordinator carries, N simulated
+# nodes against a coordinator with a synchronous standby
+# (bench/coordinator.sh; BENCH_QUICK=1 for a short trial).
+bench-coordinator:
+	bash bench/coordinator.sh
 
 demo-cluster:
 	bash scripts/demo_cluster.sh
