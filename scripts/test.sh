@@ -6,6 +6,9 @@
 #                       package, plus every complete build of
 #                       scripts/build_pg.sh in /opt/snowid-pg/MAJOR); a
 #                       major asked for but not found counts as a failure
+#   PG_CONFIG_<major>   where that major is (default: Debian's package, or
+#                       a complete /opt/snowid-pg/MAJOR: common.sh's
+#                       major_pg_config)
 #   PG_CONFIG=...       without PG_MAJORS: test that one installation only
 #   SUITES, PROVE_TESTS pick suites and TAP files (see the end)
 #
@@ -19,17 +22,6 @@
 set -uo pipefail
 explicit_pg_config=${PG_CONFIG:-}
 source "$(dirname "$0")/common.sh"
-
-# The pg_config of an installed major, or nothing.
-pg_config_for() {
-	local major=$1
-	if [ -x "/usr/lib/postgresql/$major/bin/pg_config" ]; then
-		echo "/usr/lib/postgresql/$major/bin/pg_config"
-	elif [ -x "/opt/snowid-pg/$major/bin/pg_config" ] &&
-		[ -f "/opt/snowid-pg/$major/.snowid-build-complete" ]; then
-		echo "/opt/snowid-pg/$major/bin/pg_config"
-	fi
-}
 
 if [ -z "${SNOWID_TEST_ONE_MAJOR:-}" ]; then
 	set -e
@@ -55,7 +47,7 @@ if [ -z "${SNOWID_TEST_ONE_MAJOR:-}" ]; then
 		if [ -z "${PG_MAJORS:-}" ] && [ -n "$explicit_pg_config" ]; then
 			config=$PG_CONFIG
 		else
-			config=$(pg_config_for "$major")
+			config=$(major_pg_config "$major")
 		fi
 		if [ -z "$config" ]; then
 			echo "PostgreSQL $major: not found (Debian's postgresql-server-dev-$major, or scripts/build_pg.sh $major): 0 passed, 1 failed"
