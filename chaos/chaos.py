@@ -60,7 +60,7 @@ GENERATE_SQL = ("SELECT string_agg(int8send(g::bigint), ''::bytea ORDER BY o) "
 				"FROM snowid_generate(%d) WITH ORDINALITY AS t(g, o)")
 # A run up to this long keeps its history as history.txt; a longer one in
 # the compact form (history/: one file of 8-byte ids per client).
-TEXT_HISTORY_S = 600
+TEXT_HISTORY_S = int(os.environ.get('CHAOS_TEXT_HISTORY_S', 600))
 
 # kind -> weight.  Every kind is drawn; weights favour the cheap ones.
 FAULTS = {
@@ -70,7 +70,7 @@ FAULTS = {
 	'pause-node': 1,
 	'partition-node': 2,
 	'partition-coord': 1,
-	'clock-bump': 3,
+	'clock-bump': 4,
 	'clock-strobe': 2,
 	'failover': 1,
 	'switchover': 1,
