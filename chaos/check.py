@@ -49,6 +49,7 @@ import tempfile
 
 import numpy as np
 
+CONTESTED = '(contested)'	# the node name of a lease the coordinator took from two owners
 FIRST = 20			# how many examples of each violation the report keeps
 CHUNK = 1 << 21		# ids per step of the window check
 RANGE = int(os.environ.get('SNOWID_CHECK_RANGE', 1 << 23))	# ids per range of the duplicate merge, roughly
@@ -99,6 +100,8 @@ def read_leases(path):
 	leases = {}					# (worker, owner) -> Lease
 	by_worker = collections.defaultdict(list)
 	row_hw = {}					# worker -> hw of the row at the last sample
+	row_owner = {}				# worker -> owner of the row at the last sample
+	contested = collections.Counter()	# worker -> stretches of '(contested)'
 	fence_floor = 0
 	fences = 0
 	events = collections.Counter()
@@ -141,6 +144,14 @@ def read_leases(path):
 						cur[-1].released = hw
 				else:
 					key = (w, owner)
+					if node == CONTESTED:
+						# The coordinator's mark on a worker id it took from two
+						# owners (1.1): one fixed owner for every such mark, so
+						# each stretch of it is a lease of its own, whose
+						# high-water mark bounds what the two may have used.
+						if row_owner.get(w) != owner:
+							contested[w] += 1
+						key = (w, owner, contested[w])
 					if key not in leases:
 						floor = max(row_hw.get(w, 0), fence_floor)
 						# the floor the coordinator says it gave (1.1 records it):
@@ -156,6 +167,7 @@ def read_leases(path):
 						if hw > L.hw_max:
 							L.hw_max = hw
 				row_hw[w] = hw
+				row_owner[w] = owner
 	return leases, by_worker, events, fences
 
 
@@ -408,7 +420,9 @@ def main():
 	for w, ls in by_worker.items():
 		top = None
 		for L in ls:
-			if top is not None and L.floor < top[0]:
+			# a contested mark is no grant (and a restore may bring an old one
+			# back): it only bounds what its two owners may have used
+			if top is not None and L.floor < top[0] and L.node != CONTESTED:
 				overlap_count += 1
 				if len(overlaps) < FIRST:
 					overlaps.append({'worker': w, 'lease': L.as_dict(), 'earlier_lease_may_use_up_to_ms': top[0],
@@ -467,6 +481,7 @@ def main():
 		s, h = fl['at_ms'], fl['heal_ms']
 		nxt = faults[fi + 1]['at_ms'] if fi + 1 < len(faults) else end_ms
 		overlapped = False
+		already = False
 		worst = 0
 		hit = []
 		longest = 0
@@ -479,12 +494,16 @@ def main():
 					longest = max(longest, b - max(a, s))
 					# still out when the next fault began: that one may have kept it out
 					overlapped = overlapped or b > nxt
+					# already out for over a second when this fault began: an
+					# earlier fault's outage, which this one may have prolonged
+					already = already or a < s - 1000
 		recovery.append({'at_ms': s, 'kind': fl['kind'], 'target': fl['target'],
 						 'held_ms': h - s, 'nodes_out': sorted(set(hit)),
 						 'recovered_after_heal_ms': max(worst, 0),
 						 'longest_outage_ms': longest,
 						 'next_fault_began_during_outage': overlapped,
-						 'within_bound': max(worst, 0) <= bound or overlapped})
+						 'began_during_earlier_outage': already,
+						 'within_bound': max(worst, 0) <= bound or overlapped or already})
 	kinds = collections.Counter(fl['kind'] for fl in faults)
 	by_kind = {}
 	for r in recovery:
@@ -523,8 +542,11 @@ def main():
 						  % (meta['lease_ms'], meta['safety_ms'], ttl * 1000),
 		'recovery_exceeded': sum(1 for r in recovery if not r['within_bound']),
 		'recovery_overlapped': sum(1 for r in recovery if r['next_fault_began_during_outage']),
+		'recovery_began_during_earlier_outage': sum(1 for r in recovery if r['began_during_earlier_outage']
+													and not r['next_fault_began_during_outage']),
 		'recovery_max_clean_after_heal_ms': max((r['recovered_after_heal_ms'] for r in recovery
-												 if not r['next_fault_began_during_outage']), default=0),
+												 if not r['next_fault_began_during_outage']
+												 and not r['began_during_earlier_outage']), default=0),
 		'recovery_max_after_heal_ms': max((r['recovered_after_heal_ms'] for r in recovery), default=0),
 		'recovery_by_kind': by_kind,
 		'recovery': recovery,
@@ -543,10 +565,11 @@ def main():
 			 order_count, overlap_count, report['fault_total'], os.path.join(out, 'report.json')))
 	print('chaos check: recovery: after every fault, every node generated again within %.1f s of the heal '
 		  'at worst (bound %.0f s: %s); %d faults over the bound; %d outages the next fault began '
-		  'during (%.1f s at worst, counting them)'
+		  'during and %d faults that struck a node already out after an earlier one, counted apart '
+		  '(%.1f s at worst, counting them)'
 		  % (report['recovery_max_clean_after_heal_ms'] / 1000, bound / 1000, report['recovery_bound'],
 			 report['recovery_exceeded'], report['recovery_overlapped'],
-			 report['recovery_max_after_heal_ms'] / 1000))
+			 report['recovery_began_during_earlier_outage'], report['recovery_max_after_heal_ms'] / 1000))
 	for k, v in sorted(by_kind.items()):
 		print('chaos check:   %-15s %4d faults, %4d with an outage, slowest recovery after the heal %.1f s'
 			  % (k, v['count'], v['with_outage'], v['max_recovered_after_heal_ms'] / 1000))
@@ -578,10 +601,12 @@ def write_summary(out, r):
 		lines.append('| %s | %.1f %% | %d | %.1f s | %d |' % (node, 100 * a['share'], a['outages'],
 															 a['longest_outage_ms'] / 1000, a['ids']))
 	lines += ['', 'After a fault was healed, every node generated again within %.1f s at worst, where its '
-			  'outage ended before the next fault began; bound: %s = %.0f s, exceeded by %d faults. '
-			  '%d faults had an outage that the next fault began during (%.1f s at worst, counting it).'
+			  'outage ended before the next fault began (and had not begun before this one); bound: %s = %.0f s, '
+			  'exceeded by %d faults. %d faults had an outage that the next fault began during, %d struck a '
+			  'node already out after an earlier fault (%.1f s at worst, counting them).'
 			  % (r['recovery_max_clean_after_heal_ms'] / 1000, r['recovery_bound'], r['recovery_bound_ms'] / 1000,
-				 r['recovery_exceeded'], r['recovery_overlapped'], r['recovery_max_after_heal_ms'] / 1000), '']
+				 r['recovery_exceeded'], r['recovery_overlapped'], r['recovery_began_during_earlier_outage'],
+				 r['recovery_max_after_heal_ms'] / 1000), '']
 	if r['duplicated']:
 		lines.append('First duplicates: ' + ', '.join('%d (%s)' % (d['id'], ' '.join(d['acknowledged_by']))
 													  for d in r['duplicated'][:5]))

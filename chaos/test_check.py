@@ -178,6 +178,18 @@ def cases(top, form):
 	rc, rep, out = check(s.write(os.path.join(top, 'order'), form))
 	ok(rc == 1 and rep.get('order_violations_count', 0) >= 1, 'ids going backwards within a lease: invalid')
 
+	# The coordinator's contested marks (1.1): one fixed owner for all of
+	# them, so each stretch is a lease of its own; a restore may bring an
+	# old mark back.  None of it is a grant below a high-water mark.
+	s = Synthetic()
+	zero = '9f89c84a559f'
+	s.leases.append('%d lease 0 %s (contested) %d %d %d' % (T0 + 30050, zero, T0 + 27000, T0 + 50000, T0))
+	s.leases.append('%d lease 0 %s (contested) %d %d %d' % (T0 + 44050, zero, T0 + 61000, T0 + 65000, T0))
+	s.leases.append('%d lease 0 %s (contested) %d %d %d' % (T0 + 44550, zero, T0 + 5000, T0 + 20000, T0))
+	rc, rep, out = check(s.write(os.path.join(top, 'contested'), form))
+	ok(rc == 0 and rep.get('lease_overlaps_count') == 0,
+	   'contested marks, one brought back by a restore: no lease overlap (%s)' % out.strip()[:200])
+
 	# The restore case: the coordinator forgets n1's renewals (its row is
 	# back at an old high-water mark) and grants worker 0 to n3 while n1
 	# may still use times up to T0 + 27000.
