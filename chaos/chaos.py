@@ -36,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+from array import array
 
 import psycopg
 
@@ -43,21 +44,37 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster as C				# noqa: E402
 from cluster import now_ms		# noqa: E402
 
-CLIENTS_PER_NODE = 2
+CLIENTS_PER_NODE = int(os.environ.get('CHAOS_CLIENTS', 2))
+# Most calls are snowid_generate(n) with n from BATCH / 2 to BATCH; the
+# rest snowid_nextval() (15 %) and snowid_generate(n) with n from 1 to 32
+# (15 %).  PAUSE_S between a client's calls.
+BATCH = int(os.environ.get('CHAOS_BATCH', 1000))
+PAUSE_S = 0.002
+# The load's target, in acknowledged ids per second over all clients: each
+# client waits before a call that would take it past its share.  Without it
+# the clients take about 600,000 ids/s here, and the CPU that Patroni, etcd
+# and the keepers need with it (2 cores for everything).
+RATE = int(os.environ.get('CHAOS_RATE', 60000))
+NEXTVAL_SQL = 'SELECT int8send(snowid_nextval()::bigint)'
+GENERATE_SQL = ("SELECT string_agg(int8send(g::bigint), ''::bytea ORDER BY o) "
+				"FROM snowid_generate(%d) WITH ORDINALITY AS t(g, o)")
+# A run up to this long keeps its history as history.txt; a longer one in
+# the compact form (history/: one file of 8-byte ids per client).
+TEXT_HISTORY_S = int(os.environ.get('CHAOS_TEXT_HISTORY_S', 600))
 
 # kind -> weight.  Every kind is drawn; weights favour the cheap ones.
 FAULTS = {
 	'kill-node': 2,
-	'kill-keeper': 1,
+	'kill-keeper': 2,
 	'pause-keeper': 1,
 	'pause-node': 1,
 	'partition-node': 2,
 	'partition-coord': 1,
-	'clock-bump': 2,
-	'clock-strobe': 1,
+	'clock-bump': 4,
+	'clock-strobe': 2,
 	'failover': 1,
 	'switchover': 1,
-	'restore': 1,
+	'restore': 2,
 }
 
 
@@ -81,6 +98,7 @@ class Run:
 				os.unlink(f)
 		self.parts = os.path.join(self.out, 'parts')
 		shutil.rmtree(self.parts, ignore_errors=True)
+		shutil.rmtree(os.path.join(self.out, 'history'), ignore_errors=True)
 		os.makedirs(self.parts)
 		self.runlog = open(os.path.join(self.out, 'run.log'), 'a', buffering=1)
 		self.workdir = tempfile.mkdtemp(prefix='snowid-chaos.')
@@ -102,12 +120,26 @@ class Run:
 	# ---- the load ----
 
 	def client(self, node, c):
+		"""One client: calls in a loop over its own connection.  Each call
+		returns its ids as one bytea of 8-byte big-endian integers
+		(int8send), in the order the server generated them, so that the
+		client does no work per id: the bytes go to its history file as
+		they came (parts/<node>.<client>.bin)."""
 		name = node['name']
 		rng = random.Random('%d/%s/%d' % (self.seed, name, c))
-		hist = open(os.path.join(self.parts, 'history.%s.%d' % (name, c)), 'w', buffering=1 << 20)
+		hist = open(os.path.join(self.parts, '%s.%d.bin' % (name, c)), 'wb', buffering=1 << 20)
 		calls = open(os.path.join(self.parts, 'calls.%s.%d' % (name, c)), 'w', buffering=1 << 20)
 		conn = None
+		share = RATE / (CLIENTS_PER_NODE * len(self.cluster.nodes))
+		began = time.time()
+		got = 0
 		while not self.stop_load.is_set():
+			ahead = got / share - (time.time() - began)
+			if ahead < -1:
+				began += -1 - ahead			# no burst to catch up after an outage
+			elif ahead > 0:
+				time.sleep(min(ahead, 0.5))
+				continue
 			if conn is None:
 				try:
 					conn = psycopg.connect(host=node['sock'], port=node['port'], dbname='postgres',
@@ -119,19 +151,23 @@ class Run:
 					calls.write('%d %d %s %d connect 0 conn - -\n' % (t, t, name, c))
 					time.sleep(0.2)
 					continue
-			if rng.random() < 0.5:
-				op, n, sql = 'nextval', 1, 'SELECT snowid_nextval()::bigint'
+			r = rng.random()
+			if r < 0.15:
+				op, n, sql = 'nextval', 1, NEXTVAL_SQL
 			else:
-				n = rng.randint(1, 32)
-				op, sql = 'generate', 'SELECT snowid_generate(%d)::bigint' % n
+				n = rng.randint(1, 32) if r < 0.3 else rng.randint(BATCH // 2, BATCH)
+				op, sql = 'generate', GENERATE_SQL % n
 			start = now_ms()
 			try:
-				rows = conn.execute(sql).fetchall()
+				data = conn.execute(sql, binary=True).fetchone()[0]
 				end = now_ms()
-				ids = [r[0] for r in rows]
-				for i in ids:
-					hist.write('%s %d %d\n' % (name, c, i))
-				calls.write('%d %d %s %d %s %d ok %d %d\n' % (start, end, name, c, op, n, min(ids), max(ids)))
+				hist.write(data)
+				got += len(data) // 8
+				ids = array('q', data)
+				if sys.byteorder == 'little':
+					ids.byteswap()
+				calls.write('%d %d %s %d %s %d ok %d %d\n' % (start, end, name, c, op, len(ids), min(ids),
+															   max(ids)))
 			except psycopg.Error as e:
 				end = now_ms()
 				state = getattr(e, 'sqlstate', None) or 'conn'
@@ -143,7 +179,7 @@ class Run:
 						pass
 					conn = None
 				time.sleep(0.05)
-			time.sleep(0.004)
+			time.sleep(PAUSE_S)
 		hist.close()
 		calls.close()
 		if conn is not None:
@@ -245,7 +281,7 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 		left = [p for p in pids if alive(p)]
 		for p in left:
 			os.kill(p, signal.SIGKILL)
-		time.sleep(self.rng.uniform(1, 5))
+		time.sleep(self.rng.uniform(0.5, 2))
 		self.cluster.start_node(node)
 		self.fault(start, 'kill-node', node['name'], now_ms(), pid=pids[0], orphans_killed=len(left))
 		self.settle_node(node)
@@ -268,7 +304,7 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 		pid = self.cluster.node_psql(node, 'SELECT keeper_pid FROM snowid_status()')
 		if not pid:
 			return
-		hold = C.LEASE_S + self.rng.uniform(2, 6)
+		hold = C.LEASE_S + self.rng.uniform(1, 3)
 		start = now_ms()
 		os.kill(int(pid), signal.SIGSTOP)
 		time.sleep(hold)
@@ -279,7 +315,7 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 		pids = self.cluster.node_pids(node)
 		if not pids:
 			return
-		hold = C.LEASE_S + self.rng.uniform(2, 6)
+		hold = C.LEASE_S + self.rng.uniform(1, 3)
 		start = now_ms()
 		os.kill(pids[0], signal.SIGSTOP)			# first: it forks nothing more
 		pids = self.cluster.node_pids(node)
@@ -292,7 +328,7 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 				   hold_s='%.1f' % hold)
 
 	def partition_node(self, node):
-		hold = self.rng.uniform(5, C.LEASE_S + 10)
+		hold = self.rng.uniform(3, C.LEASE_S + 5)
 		start = now_ms()
 		for m in self.cluster.members:
 			self.cluster.drop_address(self.cluster.addr(m['m'], 10 + node['k']))
@@ -302,7 +338,7 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 
 	def partition_coord(self):
 		st = self.cluster.patroni_state()
-		hold = self.rng.uniform(5, 15)
+		hold = self.rng.uniform(3, 10)
 		start = now_ms()
 		for m in self.cluster.members:
 			self.cluster.drop_address(self.cluster.addr(m['m'], 1))
@@ -314,7 +350,7 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 
 	def clock_bump(self, node):
 		offset = self.rng.choice(['-0.003', '+0.003', '-0.050', '-0.500', '+0.500', '-2.5', '+2.5'])
-		hold = self.rng.uniform(3, 8)
+		hold = self.rng.uniform(1.5, 4)
 		start = now_ms()
 		self.cluster.set_clock(node, offset)
 		time.sleep(hold)
@@ -324,7 +360,7 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 	def clock_strobe(self, node):
 		delta = self.rng.choice([0.004, 0.02, 0.2])
 		period = self.rng.uniform(0.05, 0.2)
-		hold = self.rng.uniform(3, 6)
+		hold = self.rng.uniform(2, 4)
 		start = now_ms()
 		flips = 0
 		while time.time() * 1000 < start + hold * 1000:
@@ -434,8 +470,8 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 		# Longest fault: a pause past the lease, or a partition, plus settling.
 		longest = C.LEASE_S + 15
 		while time.time() + longest < deadline:
-			time.sleep(self.rng.uniform(1, 5))
-			if self.rng.random() < 0.08 or (self.dump_due and time.time() > self.dump_due):
+			time.sleep(self.rng.uniform(0.3, 1.5))
+			if self.rng.random() < 0.05 or (self.dump_due and time.time() > self.dump_due):
 				self.dump_due = None
 				self.dump()
 				continue
@@ -522,10 +558,27 @@ SELECT event_id, (extract(epoch FROM at) * 1000)::bigint, coalesce(worker_id::te
 
 	def finish(self):
 		"""Merge the parts into history.txt, calls.log, faults.log, meta.json."""
-		with open(os.path.join(self.out, 'history.txt'), 'w') as h:
-			for f in sorted(glob.glob(os.path.join(self.parts, 'history.*'))):
-				with open(f) as src:
-					shutil.copyfileobj(src, h, 1 << 20)
+		bins = sorted(glob.glob(os.path.join(self.parts, '*.bin')))
+		if self.duration <= TEXT_HISTORY_S:
+			with open(os.path.join(self.out, 'history.txt'), 'w', buffering=1 << 20) as h:
+				for f in bins:
+					node, c = os.path.basename(f)[:-4].rsplit('.', 1)
+					with open(f, 'rb') as src:
+						while True:
+							chunk = src.read(8 << 16)
+							if not chunk:
+								break
+							ids = array('q', chunk)
+							if sys.byteorder == 'little':
+								ids.byteswap()
+							prefix = '%s %s ' % (node, c)
+							h.write(''.join('%s%d\n' % (prefix, i) for i in ids))
+		else:
+			hdir = os.path.join(self.out, 'history')
+			shutil.rmtree(hdir, ignore_errors=True)
+			os.makedirs(hdir)
+			for f in bins:
+				os.rename(f, os.path.join(hdir, os.path.basename(f)))
 		calls = []
 		for f in glob.glob(os.path.join(self.parts, 'calls.*')):
 			with open(f) as src:
@@ -621,8 +674,11 @@ def main():
 			shutil.rmtree(run.workdir, ignore_errors=True)
 	if rc:
 		return rc
+	hist = os.path.join(run.out, 'history')
+	if not os.path.isdir(hist):
+		hist += '.txt'
 	check = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-														 'check.py'), os.path.join(run.out, 'history.txt')])
+														 'check.py'), hist])
 	return check.returncode
 
 

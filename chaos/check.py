@@ -45,9 +45,14 @@ import os
 import shutil
 import subprocess
 import sys
-from array import array
+import tempfile
 
+import numpy as np
+
+CONTESTED = '(contested)'	# the node name of a lease the coordinator took from two owners
 FIRST = 20			# how many examples of each violation the report keeps
+CHUNK = 1 << 21		# ids per step of the window check
+RANGE = int(os.environ.get('SNOWID_CHECK_RANGE', 1 << 23))	# ids per range of the duplicate merge, roughly
 DEFAULTS = {'worker_bits': 2, 'sequence_bits': 12, 'epoch_ms': 1735689600000,
 			'lease_ms': 20000, 'safety_ms': 5000,
 			'patroni': {'ttl': 10, 'loop_wait': 1}}
@@ -95,6 +100,8 @@ def read_leases(path):
 	leases = {}					# (worker, owner) -> Lease
 	by_worker = collections.defaultdict(list)
 	row_hw = {}					# worker -> hw of the row at the last sample
+	row_owner = {}				# worker -> owner of the row at the last sample
+	contested = collections.Counter()	# worker -> stretches of '(contested)'
 	fence_floor = 0
 	fences = 0
 	events = collections.Counter()
@@ -137,6 +144,14 @@ def read_leases(path):
 						cur[-1].released = hw
 				else:
 					key = (w, owner)
+					if node == CONTESTED:
+						# The coordinator's mark on a worker id it took from two
+						# owners (1.1): one fixed owner for every such mark, so
+						# each stretch of it is a lease of its own, whose
+						# high-water mark bounds what the two may have used.
+						if row_owner.get(w) != owner:
+							contested[w] += 1
+						key = (w, owner, contested[w])
 					if key not in leases:
 						floor = max(row_hw.get(w, 0), fence_floor)
 						# the floor the coordinator says it gave (1.1 records it):
@@ -152,6 +167,7 @@ def read_leases(path):
 						if hw > L.hw_max:
 							L.hw_max = hw
 				row_hw[w] = hw
+				row_owner[w] = owner
 	return leases, by_worker, events, fences
 
 
@@ -184,6 +200,65 @@ def read_faults(path):
 	return faults
 
 
+def read_history(path):
+	"""The clients of a history, as (node, client, loader of its ids).
+
+	A file is history.txt: "<node> <client> <id>" a line, each client's ids
+	in the order it got them.  A directory is the compact form of a long
+	run: one file "<node>.<client>.bin" per client, its ids in the order it
+	got them as 8-byte big-endian integers (the int8send() form)."""
+	if os.path.isdir(path):
+		out = []
+		for f in sorted(os.listdir(path)):
+			if not f.endswith('.bin'):
+				continue
+			node, client = f[:-4].rsplit('.', 1)
+			out.append((node, client,
+						lambda p=os.path.join(path, f): np.fromfile(p, dtype='>i8').astype(np.int64)))
+		return out
+	per = {}
+	with open(path) as f:
+		for line in f:
+			p = line.split()
+			if len(p) != 3:
+				continue
+			per.setdefault((p[0], p[1]), []).append(int(p[2]))
+	return [(n, c, lambda x=x: np.array(x, dtype=np.int64)) for (n, c), x in per.items()]
+
+
+def find_duplicates(runs):
+	"""Merge sorted runs (files of native int64) range by range: the values
+	found more than once (the first FIRST), how many such values, and how
+	many acknowledgements beyond the first they had."""
+	maps = [np.memmap(p, dtype=np.int64, mode='r') for ci, p in runs if os.path.getsize(p) > 0]
+	total = sum(len(m) for m in maps)
+	if total == 0:
+		return [], 0, 0
+	# range bounds from a sample of every run
+	step = max(total // (64 * max(total // RANGE, 1)), 1)
+	sample = np.sort(np.concatenate([m[::step] for m in maps]))
+	k = max(total // RANGE, 1)
+	bounds = [int(sample[len(sample) * i // k]) for i in range(1, k)]
+	bounds = sorted(set(bounds)) + [int(max(m[-1] for m in maps)) + 1]
+	lo = int(min(m[0] for m in maps))
+	values = []
+	count = 0
+	extra = 0
+	for hi in bounds:
+		part = np.concatenate([m[np.searchsorted(m, lo, 'left'):np.searchsorted(m, hi, 'left')]
+							   for m in maps])
+		part.sort()
+		eq = part[1:] == part[:-1]
+		n = int(eq.sum())
+		if n:
+			extra += n
+			u = np.unique(part[1:][eq])
+			count += len(u)
+			values.extend(int(x) for x in u[:max(FIRST - len(values), 0)])
+		lo = hi
+	return values, count, extra
+
+
 def main():
 	ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
 	ap.add_argument('history')
@@ -203,106 +278,110 @@ def main():
 	tshift = meta['worker_bits'] + seq_bits
 	epoch = meta['epoch_ms']
 
+	def decode(v):
+		return ((v >> tshift) + epoch, (v >> wshift) & wmask)
+
 	leases, by_worker, events, fences = read_leases(os.path.join(d, 'leases.log'))
 	calls = read_calls(os.path.join(d, 'calls.log'))
 	faults = read_faults(os.path.join(d, 'faults.log'))
 
-	# ---- the history ----
-	nodes = []
-	node_ix = {}
+	# ---- the history, one client at a time ----
+	#
+	# Each client's ids are checked for windows and order on their own,
+	# then sorted and written out as a run; the runs are merged range by
+	# range to find duplicates, so that memory stays bounded by one
+	# client's ids plus one range, whichever form the history has.
+	cand = collections.defaultdict(list)		# node -> [(lease index, Lease)]
+	lease_list = list(leases.values())
+	for gi, L in enumerate(lease_list):
+		cand[L.node].append((gi, L))
+	lease_ids = np.zeros(len(lease_list), dtype=np.int64)
 	clients = []
-	client_ix = {}
-	ids = array('q')
-	who = array('H')			# client index per id
-	with open(args.history) as f:
-		for line in f:
-			p = line.split()
-			if len(p) != 3:
-				continue
-			key = (p[0], p[1])
-			ci = client_ix.get(key)
-			if ci is None:
-				ci = client_ix[key] = len(clients)
-				clients.append(key)
-				if p[0] not in node_ix:
-					node_ix[p[0]] = len(nodes)
-					nodes.append(p[0])
-			ids.append(int(p[2]))
-			who.append(ci)
-	acknowledged = len(ids)
-
-	# 1. unique
-	srt = sorted(ids)
-	dup_values = []
-	dup_count = 0
-	extra = 0
-	i = 0
-	n = len(srt)
-	while i < n:
-		j = i + 1
-		while j < n and srt[j] == srt[i]:
-			j += 1
-		if j - i > 1:
-			dup_count += 1
-			extra += j - i - 1
-			if len(dup_values) < FIRST:
-				dup_values.append(srt[i])
-		i = j
-	del srt
-	dup_where = {v: [] for v in dup_values}
-	if dup_values:
-		for k in range(acknowledged):
-			v = ids[k]
-			if v in dup_where:
-				dup_where[v].append('%s/%s' % clients[who[k]])
-
-	def decode(v):
-		return ((v >> tshift) + epoch, (v >> wshift) & wmask)
-
-	# 2. windows, and 3a. order per client within a lease
-	cand = collections.defaultdict(list)		# (node, worker) -> leases
-	for L in leases.values():
-		cand[(L.node, L.worker)].append(L)
+	runs = []
 	oow = []
 	oow_count = 0
 	order = []
 	order_count = 0
-	last_by_client_lease = {}
-	lease_of_id_cache = {}
 	per_node_ids = collections.Counter()
+	scratch = tempfile.mkdtemp(prefix='snowid-check.')
+	acknowledged = 0
+	try:
+		for node, client, load in read_history(args.history):
+			v = load()
+			ci = len(clients)
+			clients.append((node, client))
+			acknowledged += len(v)
+			per_node_ids[node] += len(v)
+			if len(v) == 0:
+				continue
+			# 2. windows: the first lease of its node on its worker id whose
+			# window holds the id's timestamp
+			ts = (v >> tshift) + epoch
+			w = (v >> wshift) & wmask
+			lidx = np.full(len(v), -1, dtype=np.int32)
+			for a in range(0, len(v), CHUNK):
+				b = min(a + CHUNK, len(v))
+				tmin, tmax = int(ts[a:b].min()), int(ts[a:b].max())
+				for gi, L in cand.get(node, ()):
+					if L.hw_max < tmin or L.floor >= tmax:
+						continue
+					tt = ts[a:b]
+					m = (lidx[a:b] == -1) & (w[a:b] == L.worker) & (tt > L.floor) & (tt <= L.hw_max)
+					lidx[a:b][m] = gi
+			del ts, w
+			bad = np.flatnonzero(lidx == -1)
+			oow_count += len(bad)
+			for k in bad[:max(FIRST - len(oow), 0)]:
+				x = int(v[k])
+				t, wk = decode(x)
+				near = [L.as_dict() for gi, L in cand.get(node, ()) if L.worker == wk]
+				oow.append({'id': x, 'node': node, 'client': client, 'worker': wk, 'ts_ms': t,
+							'leases_of_node_on_worker': near[-3:]})
+			good = lidx >= 0
+			lease_ids += np.bincount(lidx[good], minlength=len(lease_list))
+			# 3a. order: each client's ids within one lease, in the order it
+			# got them
+			pos = np.flatnonzero(good)
+			pos = pos[np.argsort(lidx[pos], kind='stable')]
+			sv = v[pos]
+			sl = lidx[pos]
+			back = np.flatnonzero((sv[1:] <= sv[:-1]) & (sl[1:] == sl[:-1]))
+			order_count += len(back)
+			for k in back[:max(FIRST - len(order), 0)]:
+				order.append({'node': node, 'client': client, 'id': int(sv[k + 1]), 'after': int(sv[k]),
+							  'how': 'same client'})
+			del pos, sv, sl, lidx, good
+			# the sorted run for the duplicate check
+			path = os.path.join(scratch, 'run.%d' % ci)
+			np.sort(v).tofile(path)
+			runs.append((ci, path))
+			del v
+		# 1. unique: merge the sorted runs range by range
+		dup_values, dup_count, extra = find_duplicates(runs)
+		dup_where = {x: [] for x in dup_values}
+		if dup_values:
+			want = np.array(dup_values, dtype=np.int64)
+			for ci, path in runs:
+				r = np.fromfile(path, dtype=np.int64)
+				for x in r[np.isin(r, want)]:
+					dup_where[int(x)].append('%s/%s' % clients[ci])
+	finally:
+		shutil.rmtree(scratch, ignore_errors=True)
+	for gi, L in enumerate(lease_list):
+		L.ids = int(lease_ids[gi])
+	nodes = list(dict.fromkeys(n for n, c in clients))
+
+	lease_hit = {}
 
 	def find_lease(node, w, ts):
-		c = lease_of_id_cache.get((node, w))
-		if c is not None and c.floor < ts <= c.hw_max:
-			return c
-		for L in cand.get((node, w), ()):
-			if L.floor < ts <= L.hw_max:
-				lease_of_id_cache[(node, w)] = L
+		L = lease_hit.get((node, w))
+		if L is not None and L.floor < ts <= L.hw_max:
+			return L
+		for gi, L in cand.get(node, ()):
+			if L.worker == w and L.floor < ts <= L.hw_max:
+				lease_hit[(node, w)] = L
 				return L
 		return None
-
-	for k in range(acknowledged):
-		v = ids[k]
-		node, client = clients[who[k]]
-		per_node_ids[node] += 1
-		ts, w = decode(v)
-		L = find_lease(node, w, ts)
-		if L is None:
-			oow_count += 1
-			if len(oow) < FIRST:
-				near = [x.as_dict() for x in cand.get((node, w), ())]
-				oow.append({'id': v, 'node': node, 'client': client, 'worker': w, 'ts_ms': ts,
-							'leases_of_node_on_worker': near[-3:]})
-			continue
-		L.ids += 1
-		key = (who[k], id(L))
-		last = last_by_client_lease.get(key)
-		if last is not None and v <= last:
-			order_count += 1
-			if len(order) < FIRST:
-				order.append({'node': node, 'client': client, 'id': v, 'after': last,
-							  'how': 'same client'})
-		last_by_client_lease[key] = v
 
 	# 3b. order across clients of a node: a call that ended before another
 	# started gave lower ids (both in one lease)
@@ -341,7 +420,9 @@ def main():
 	for w, ls in by_worker.items():
 		top = None
 		for L in ls:
-			if top is not None and L.floor < top[0]:
+			# a contested mark is no grant (and a restore may bring an old one
+			# back): it only bounds what its two owners may have used
+			if top is not None and L.floor < top[0] and L.node != CONTESTED:
 				overlap_count += 1
 				if len(overlaps) < FIRST:
 					overlaps.append({'worker': w, 'lease': L.as_dict(), 'earlier_lease_may_use_up_to_ms': top[0],
@@ -400,6 +481,7 @@ def main():
 		s, h = fl['at_ms'], fl['heal_ms']
 		nxt = faults[fi + 1]['at_ms'] if fi + 1 < len(faults) else end_ms
 		overlapped = False
+		already = False
 		worst = 0
 		hit = []
 		longest = 0
@@ -412,12 +494,16 @@ def main():
 					longest = max(longest, b - max(a, s))
 					# still out when the next fault began: that one may have kept it out
 					overlapped = overlapped or b > nxt
+					# already out for over a second when this fault began: an
+					# earlier fault's outage, which this one may have prolonged
+					already = already or a < s - 1000
 		recovery.append({'at_ms': s, 'kind': fl['kind'], 'target': fl['target'],
 						 'held_ms': h - s, 'nodes_out': sorted(set(hit)),
 						 'recovered_after_heal_ms': max(worst, 0),
 						 'longest_outage_ms': longest,
 						 'next_fault_began_during_outage': overlapped,
-						 'within_bound': max(worst, 0) <= bound or overlapped})
+						 'began_during_earlier_outage': already,
+						 'within_bound': max(worst, 0) <= bound or overlapped or already})
 	kinds = collections.Counter(fl['kind'] for fl in faults)
 	by_kind = {}
 	for r in recovery:
@@ -456,8 +542,11 @@ def main():
 						  % (meta['lease_ms'], meta['safety_ms'], ttl * 1000),
 		'recovery_exceeded': sum(1 for r in recovery if not r['within_bound']),
 		'recovery_overlapped': sum(1 for r in recovery if r['next_fault_began_during_outage']),
+		'recovery_began_during_earlier_outage': sum(1 for r in recovery if r['began_during_earlier_outage']
+													and not r['next_fault_began_during_outage']),
 		'recovery_max_clean_after_heal_ms': max((r['recovered_after_heal_ms'] for r in recovery
-												 if not r['next_fault_began_during_outage']), default=0),
+												 if not r['next_fault_began_during_outage']
+												 and not r['began_during_earlier_outage']), default=0),
 		'recovery_max_after_heal_ms': max((r['recovered_after_heal_ms'] for r in recovery), default=0),
 		'recovery_by_kind': by_kind,
 		'recovery': recovery,
@@ -474,6 +563,16 @@ def main():
 		  '%d order violations, %d lease overlaps; %d faults; report in %s'
 		  % ('valid' if valid else 'INVALID', acknowledged, attempted, dup_count, oow_count,
 			 order_count, overlap_count, report['fault_total'], os.path.join(out, 'report.json')))
+	print('chaos check: recovery: after every fault, every node generated again within %.1f s of the heal '
+		  'at worst (bound %.0f s: %s); %d faults over the bound; %d outages the next fault began '
+		  'during and %d faults that struck a node already out after an earlier one, counted apart '
+		  '(%.1f s at worst, counting them)'
+		  % (report['recovery_max_clean_after_heal_ms'] / 1000, bound / 1000, report['recovery_bound'],
+			 report['recovery_exceeded'], report['recovery_overlapped'],
+			 report['recovery_began_during_earlier_outage'], report['recovery_max_after_heal_ms'] / 1000))
+	for k, v in sorted(by_kind.items()):
+		print('chaos check:   %-15s %4d faults, %4d with an outage, slowest recovery after the heal %.1f s'
+			  % (k, v['count'], v['with_outage'], v['max_recovered_after_heal_ms'] / 1000))
 	return 0 if valid else 1
 
 
@@ -502,10 +601,12 @@ def write_summary(out, r):
 		lines.append('| %s | %.1f %% | %d | %.1f s | %d |' % (node, 100 * a['share'], a['outages'],
 															 a['longest_outage_ms'] / 1000, a['ids']))
 	lines += ['', 'After a fault was healed, every node generated again within %.1f s at worst, where its '
-			  'outage ended before the next fault began; bound: %s = %.0f s, exceeded by %d faults. '
-			  '%d faults had an outage that the next fault began during (%.1f s at worst, counting it).'
+			  'outage ended before the next fault began (and had not begun before this one); bound: %s = %.0f s, '
+			  'exceeded by %d faults. %d faults had an outage that the next fault began during, %d struck a '
+			  'node already out after an earlier fault (%.1f s at worst, counting them).'
 			  % (r['recovery_max_clean_after_heal_ms'] / 1000, r['recovery_bound'], r['recovery_bound_ms'] / 1000,
-				 r['recovery_exceeded'], r['recovery_overlapped'], r['recovery_max_after_heal_ms'] / 1000), '']
+				 r['recovery_exceeded'], r['recovery_overlapped'], r['recovery_began_during_earlier_outage'],
+				 r['recovery_max_after_heal_ms'] / 1000), '']
 	if r['duplicated']:
 		lines.append('First duplicates: ' + ', '.join('%d (%s)' % (d['id'], ' '.join(d['acknowledged_by']))
 													  for d in r['duplicated'][:5]))

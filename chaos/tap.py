@@ -2,8 +2,10 @@
 """chaos/tap.py: a chaos run's report.json as TAP lines for scripts/test.sh.
 
 Fails on any violation the checker found, on a run that acknowledged
-nothing or injected no fault, and on a node that did not generate again
-after the last fault was healed.
+nothing or injected no fault, on a node that did not generate again
+after the last fault was healed, and on a fault after which a node took
+longer than the bound (lease + safety period + Patroni's ttl + loop_wait)
+to generate again.
 """
 
 import json
@@ -47,6 +49,8 @@ def main():
 		  '%d outages prolonged by the next fault' % (worst / 1000, r['recovery_bound_ms'] / 1000,
 													  r['recovery_bound'], r['recovery_exceeded'],
 													  r['recovery_overlapped']))
+	ok(r['recovery_exceeded'] == 0, 'after every fault, every node generated again within %.0f s (%s): '
+	   '%d over it' % (r['recovery_bound_ms'] / 1000, r['recovery_bound'], r['recovery_exceeded']))
 	ok(r['valid'], 'the checker says valid')
 	return 1 if failed else 0
 

@@ -3,7 +3,8 @@
 # make test (chaos/: a randomized fault harness and its checker).
 #
 #   chaos.sh run     SEED=<n> DURATION=<s>: one run, then the checker
-#   chaos.sh check   HISTORY=<file>: the checker alone
+#   chaos.sh check   HISTORY=<file or dir>: the checker alone (history.txt,
+#                    or history/ of a run longer than 10 minutes)
 #   chaos.sh test    the checker's own test, then a short seeded run,
 #                    as TAP lines ("ok N - ...") that scripts/test.sh counts
 #
@@ -15,7 +16,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-CHAOS_PACKAGES="patroni etcd-server etcd-client python3-etcd python3-psycopg iptables gnuplot-nox libfaketime"
+CHAOS_PACKAGES="patroni etcd-server etcd-client python3-etcd python3-psycopg python3-numpy iptables gnuplot-nox libfaketime"
 PY=/usr/bin/python3
 mode=${1:-run}
 
