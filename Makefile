@@ -13,7 +13,7 @@ SHLIB_LINK = $(libpq)
 
 # pg_regress suites run against a temporary instance with the library
 # preloaded (test/snowid.conf), as pg_cron does.
-REGRESS = type operators json decode generator privileges formats convert coordinator_grants coordinator_settings
+REGRESS = type operators json decode generator privileges formats convert coordinator_grants coordinator_settings coordinator_renewals
 REGRESS_OPTS = --inputdir=test --temp-instance=./tmp_check --temp-config=./test/snowid.conf
 
 # Isolation specs get their own temporary instance.

@@ -755,7 +755,11 @@ $$;
  * high-water mark below p_confirmed_high_water_ms, fences the coordinator
  * and keeps the worker id held for this node.  One that finds another
  * owner stops both: the row is taken away from that owner too (owner set
- * to a token nobody holds) until it cools down.
+ * to a token nobody holds) until it cools down; a later one that finds it
+ * so only keeps it from both for longer.  A renewal sent (by the node's
+ * clock) longer ago than its keeper waits for an answer is no witness:
+ * the network delivered it late (retransmitted after a partition), its
+ * keeper has given up on it and may hold a new lease by now.
  *
  * status: renewed, lost, unfenced.
  */
@@ -782,6 +786,7 @@ DECLARE
 	l snowid_coordinator.leases;
 	declared bigint;
 	have_row bool;
+	witness bool;
 BEGIN
 	coordinator_now_ms := snowid_coordinator.now_ms();
 	SELECT * INTO s FROM snowid_coordinator.settings;
@@ -809,12 +814,22 @@ BEGIN
 
 	declared := LEAST(p_node_clock_ms, coordinator_now_ms + s.max_clock_offset_ms)
 		+ s.lease_ms + s.margin_ms;
+	/*
+	 * A node witnesses only in a renewal its keeper still waits for: sent,
+	 * by its clock, within two call timeouts (the keeper gives up a call
+	 * after a fifth of the lease, at least a second, and a statement on a
+	 * fresh connection gets another) plus max_clock_offset.  An older one
+	 * is a request the network delivered late, after its keeper gave up
+	 * and perhaps took a new lease: it says nothing about now.
+	 */
+	witness := p_lease_valid AND p_node_clock_ms >= coordinator_now_ms
+		- 2 * GREATEST(1000, s.lease_ms / 5) - s.max_clock_offset_ms;
 	SELECT * INTO l FROM snowid_coordinator.leases r
 	 WHERE r.worker_id = p_worker_id FOR UPDATE;
 	have_row := FOUND;
 
 	IF have_row AND l.owner = p_token THEN
-		IF p_lease_valid AND l.high_water_ms < p_confirmed_high_water_ms THEN
+		IF witness AND l.high_water_ms < p_confirmed_high_water_ms THEN
 			PERFORM snowid_coordinator.fence_now(format(
 				'worker id %s: the node was confirmed up to %s ms, the coordinator remembers %s ms (its state went back in time)',
 				p_worker_id, p_confirmed_high_water_ms, l.high_water_ms));
@@ -835,11 +850,18 @@ BEGIN
 		RETURN;
 	END IF;
 
-	IF NOT p_lease_valid THEN
+	IF NOT witness THEN
 		status := 'lost';
-		detail := 'The lease is held by another owner or was released.';
+		IF p_lease_valid THEN
+			detail := format('The renewal was sent %s ms ago by the node''s clock: its keeper no longer waits for it.',
+							 coordinator_now_ms - p_node_clock_ms);
+		ELSE
+			detail := 'The lease is held by another owner or was released.';
+		END IF;
 		PERFORM snowid_coordinator.log_event(p_worker_id, NULL, 'renewal_refused',
-											 'the lease is held by another owner or was released');
+			CASE WHEN p_lease_valid
+				 THEN 'a renewal delivered late, from a call its keeper gave up'
+				 ELSE 'the lease is held by another owner or was released' END);
 		RETURN;
 	END IF;
 
@@ -869,6 +891,21 @@ BEGIN
 		PERFORM snowid_coordinator.log_event(p_worker_id, NULL, 'lease_restored',
 											 'kept for the node that renewed it');
 		status := 'renewed';
+		RETURN;
+	END IF;
+
+	IF l.owner = '00000000-0000-0000-0000-000000000000' THEN
+		/*
+		 * Contested already, and fenced then: the other owner still uses it.
+		 * Keep it from both for longer; the fence has done its part.
+		 */
+		UPDATE snowid_coordinator.leases r
+		   SET high_water_ms = GREATEST(r.high_water_ms, declared, p_confirmed_high_water_ms),
+			   expires_at = GREATEST(r.expires_at,
+									 now() + snowid_coordinator.ms(s.lease_ms + s.margin_ms))
+		 WHERE r.worker_id = p_worker_id;
+		status := 'lost';
+		detail := 'The coordinator had granted this worker id to another owner; both stop.';
 		RETURN;
 	END IF;
 

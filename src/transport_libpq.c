@@ -19,6 +19,8 @@
  */
 #include "snowid.h"
 
+#include <sys/socket.h>
+
 #include "libpq-fe.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -83,6 +85,26 @@ libpq_transport_disconnect(void)
 	conn = NULL;
 }
 
+/*
+ * Drop a connection whose call was given up: close it with a reset
+ * (SO_LINGER 0), which discards what the kernel still holds to send.  A
+ * plain close would keep retransmitting the abandoned statement, and after
+ * a partition the coordinator would run it late, when this keeper may hold
+ * another lease (the chaos soak saw one arrive 50 s late).
+ */
+static void
+abandon_connection(void)
+{
+	if (conn && PQsocket(conn) >= 0)
+	{
+		struct linger reset = {.l_onoff = 1,.l_linger = 0};
+
+		(void) setsockopt(PQsocket(conn), SOL_SOCKET, SO_LINGER,
+						  &reset, sizeof(reset));
+	}
+	libpq_transport_disconnect();
+}
+
 /* Fail: copy libpq's message (it never includes the password) and drop. */
 static bool
 fail(char *errbuf, const char *what)
@@ -100,7 +122,7 @@ fail(char *errbuf, const char *what)
 	len = strlen(errbuf);
 	while (len > 0 && errbuf[len - 1] == ' ')
 		errbuf[--len] = '\0';
-	libpq_transport_disconnect();
+	abandon_connection();
 	return false;
 }
 
@@ -140,6 +162,7 @@ connect_coordinator(int64 deadline_mono, char *errbuf)
 	const char *keys[64];
 	const char *vals[64];
 	char		options[1024];
+	char		user_timeout[32];
 	char	   *parse_error = NULL;
 	int			n = 0;
 	const char *user_options = NULL;
@@ -153,7 +176,7 @@ connect_coordinator(int64 deadline_mono, char *errbuf)
 			PQfreemem(parse_error);
 		return false;
 	}
-	for (opt = opts; opt->keyword && n < lengthof(keys) - 3; opt++)
+	for (opt = opts; opt->keyword && n < lengthof(keys) - 4; opt++)
 	{
 		if (opt->val == NULL || opt->val[0] == '\0')
 			continue;
@@ -162,6 +185,8 @@ connect_coordinator(int64 deadline_mono, char *errbuf)
 			user_options = opt->val;
 			continue;
 		}
+		if (strcmp(opt->keyword, "tcp_user_timeout") == 0)
+			continue;			/* ours, below */
 		keys[n] = opt->keyword;
 		vals[n] = opt->val;
 		n++;
@@ -178,6 +203,10 @@ connect_coordinator(int64 deadline_mono, char *errbuf)
 			 user_options ? user_options : "", call_timeout_ms(), call_timeout_ms());
 	keys[n] = "options";
 	vals[n++] = options;
+	/* and the kernel gives up on unacknowledged data when we do (TCP) */
+	snprintf(user_timeout, sizeof(user_timeout), "%d", call_timeout_ms());
+	keys[n] = "tcp_user_timeout";
+	vals[n++] = user_timeout;
 	keys[n] = "fallback_application_name";
 	vals[n++] = "snowid lease keeper";
 	keys[n] = NULL;
