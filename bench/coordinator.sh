@@ -83,11 +83,7 @@ chmod 644 "$work"/*.sql
 pport=$(free_port)
 sport=$(free_port)
 cleanup() {
-	local name
-	for name in standby primary; do
-		[ -f "$work/$name/postmaster.pid" ] &&
-			as_server_user pg_ctl -D "$work/$name" -m immediate stop >/dev/null 2>&1
-	done
+	stop_servers "$work" standby primary
 	rm -rf "$work"
 }
 trap cleanup EXIT

@@ -52,11 +52,7 @@ port_a=$(free_port)
 port_b=$(free_port)
 valgrind_pid=
 cleanup() {
-	local name
-	for name in a b; do
-		[ -f "$work/$name/postmaster.pid" ] &&
-			as_server_user pg_ctl -D "$work/$name" -m immediate stop >/dev/null 2>&1
-	done
+	stop_servers "$work" a b
 	[ -n "$valgrind_pid" ] && kill "$valgrind_pid" 2>/dev/null
 	rm -rf "$work"
 }

@@ -116,6 +116,18 @@ major_pg_config() {
 	fi
 }
 
+# Stop, at once, the throwaway servers whose data directories are
+# $1/$2, $1/$3, ... and that are running (for a script's EXIT trap).
+stop_servers() {
+	local dir=$1 name
+	shift
+	for name in "$@"; do
+		[ -f "$dir/$name/postmaster.pid" ] &&
+			as_server_user pg_ctl -D "$dir/$name" -m immediate stop >/dev/null 2>&1
+	done
+	return 0
+}
+
 # The OS user servers run as: the caller, or "postgres" when the caller
 # is root (PostgreSQL refuses to run as root).
 server_user() {
